@@ -1,0 +1,368 @@
+// Package acpside is the bridge's connection to the agent: it starts and ends the agent process,
+// runs ACP initialize and the NES session (nes/start, nes/close), forwards document events, asks
+// for suggestions (nes/suggest) and reports their fate (nes/accept, nes/reject).
+package acpside
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/rs/zerolog"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+)
+
+// Options configure an agent connection.
+type Options struct {
+	Log           zerolog.Logger
+	ClientName    string
+	ClientVersion string
+	// Encodings are offered to the agent in this order of preference.
+	Encodings []encoding.Kind
+	// Kinds lists the suggestion kinds beyond "edit" that the bridge can present; only these are
+	// advertised in clientCapabilities.nes.
+	Kinds ClientKinds
+	// Handler answers the agent's requests to the client; nil answers "method not found".
+	Handler acp.MethodHandler
+	// Late receives the suggestions of a nes/suggest that the bridge gave up on (cancelled) but
+	// that the agent answered anyway, so that their ids can still end.
+	Late func([]Suggestion)
+}
+
+// ClientKinds are the optional suggestion kinds the client can present.
+type ClientKinds struct {
+	Jump, Rename, SearchAndReplace bool
+}
+
+// Events says which document events the agent asked for.
+type Events struct {
+	DidOpen, DidChange, DidClose, DidSave, DidFocus bool
+	// FullSync is set when the agent wants the whole text in every didChange.
+	FullSync bool
+}
+
+// ErrNoNES reports an agent that does not advertise the NES capability.
+var ErrNoNES = errors.New("the agent does not offer Next Edit Suggestions (no agentCapabilities.nes)")
+
+// ErrCancelled reports a request the bridge cancelled.
+var ErrCancelled = errors.New("request cancelled")
+
+// Agent is one connection to an agent.
+type Agent struct {
+	opts Options
+	log  zerolog.Logger
+	conn *acp.Connection
+	tap  *wireTap
+	proc *process  // nil when connected over plain pipes
+	out  io.Closer // the agent's input
+	in   io.Closer // the agent's output
+
+	suggestMu sync.Mutex // one nes/suggest write at a time, so the tap can name its id
+
+	mu      sync.Mutex
+	init    *acp.InitializeResponse
+	enc     encoding.Kind
+	events  Events
+	session acp.SessionId
+	closed  bool
+}
+
+// Start starts the agent command and connects to it.
+func Start(c Command, opts Options) (*Agent, error) {
+	p, err := startProcess(c, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	a := connect(p.stdout, p.stdin, opts)
+	a.proc = p
+	return a, nil
+}
+
+// Connect connects to an agent over an existing pair of streams: r is what the agent writes, w is
+// what it reads.
+func Connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
+	return connect(r, w, opts)
+}
+
+func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
+	if len(opts.Encodings) == 0 {
+		opts.Encodings = []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16}
+	}
+	a := &Agent{opts: opts, log: opts.Log, out: w, in: r, enc: encoding.UTF16}
+	a.tap = newWireTap(opts.Log, a.lateResult)
+	pr, pw := io.Pipe()
+	go a.tap.pump(r, pw)
+	handler := opts.Handler
+	if handler == nil {
+		handler = func(_ context.Context, method string, _ json.RawMessage) (any, *acp.RequestError) {
+			return nil, acp.NewMethodNotFound(method)
+		}
+	}
+	a.conn = acp.NewConnection(handler, tapWriter{t: a.tap, w: w}, pr)
+	a.conn.SetLogger(slogFor(opts.Log))
+	return a
+}
+
+// Done is closed when the connection to the agent has ended.
+func (a *Agent) Done() <-chan struct{} { return a.conn.Done() }
+
+// Initialize runs ACP initialize and records what the agent offers. It returns ErrNoNES (with the
+// response) when the agent has no NES capability.
+func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error) {
+	encs := make([]acp.PositionEncodingKind, len(a.opts.Encodings))
+	for i, k := range a.opts.Encodings {
+		encs[i] = acp.PositionEncodingKind(k.String())
+	}
+	nes := &acp.ClientNesCapabilities{}
+	if a.opts.Kinds.Jump {
+		nes.Jump = &acp.NesJumpCapabilities{}
+	}
+	if a.opts.Kinds.Rename {
+		nes.Rename = &acp.NesRenameCapabilities{}
+	}
+	if a.opts.Kinds.SearchAndReplace {
+		nes.SearchAndReplace = &acp.NesSearchAndReplaceCapabilities{}
+	}
+	req := acp.InitializeRequest{
+		ProtocolVersion: acp.ProtocolVersionNumber,
+		ClientInfo:      &acp.Implementation{Name: a.opts.ClientName, Version: a.opts.ClientVersion},
+		ClientCapabilities: acp.ClientCapabilities{
+			PositionEncodings: encs,
+			Nes:               nes,
+		},
+	}
+	resp, err := acp.SendRequest[acp.InitializeResponse](a.conn, ctx, acp.AgentMethodInitialize, req)
+	if err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.init = &resp
+	a.enc = encoding.UTF16
+	if pe := resp.AgentCapabilities.PositionEncoding; pe != nil {
+		k, ok := encoding.ParseKind(string(*pe))
+		if !ok {
+			return &resp, fmt.Errorf("initialize: the agent chose position encoding %q, which is not one of utf-8, utf-16, utf-32", *pe)
+		}
+		if !offered(a.opts.Encodings, k) {
+			a.log.Warn().Str("encoding", k.String()).Msg("the agent chose a position encoding the bridge did not offer; using it anyway")
+		}
+		a.enc = k
+	}
+	nesCaps := resp.AgentCapabilities.Nes
+	if nesCaps == nil {
+		return &resp, ErrNoNES
+	}
+	a.events = Events{}
+	if ev := nesCaps.Events; ev != nil && ev.Document != nil {
+		d := ev.Document
+		a.events = Events{
+			DidOpen:   d.DidOpen != nil,
+			DidChange: d.DidChange != nil,
+			DidClose:  d.DidClose != nil,
+			DidSave:   d.DidSave != nil,
+			DidFocus:  d.DidFocus != nil,
+			FullSync:  d.DidChange != nil && d.DidChange.SyncKind == acp.TextDocumentSyncKindFull,
+		}
+	}
+	return &resp, nil
+}
+
+func offered(ks []encoding.Kind, k encoding.Kind) bool {
+	for _, o := range ks {
+		if o == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Encoding is the position encoding the agent chose.
+func (a *Agent) Encoding() encoding.Kind {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.enc
+}
+
+// Events are the document events the agent asked for.
+func (a *Agent) Events() Events {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.events
+}
+
+// InitializeResponse is what the agent answered to initialize, or nil before it did.
+func (a *Agent) InitializeResponse() *acp.InitializeResponse {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.init
+}
+
+// StartNES starts the NES session.
+func (a *Agent) StartNES(ctx context.Context, req acp.UnstableStartNesRequest) error {
+	resp, err := acp.SendRequest[acp.UnstableStartNesResponse](a.conn, ctx, acp.AgentMethodNesStart, req)
+	if err != nil {
+		return fmt.Errorf("nes/start: %w", err)
+	}
+	if resp.SessionId == "" {
+		return errors.New("nes/start: the agent returned no sessionId")
+	}
+	a.mu.Lock()
+	a.session = resp.SessionId
+	a.mu.Unlock()
+	return nil
+}
+
+// Session is the NES session id, empty before nes/start succeeded.
+func (a *Agent) Session() acp.SessionId {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.session
+}
+
+func (a *Agent) notify(ctx context.Context, method string, params any) error {
+	if err := a.conn.SendNotification(ctx, method, params); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// DidOpen forwards document/didOpen.
+func (a *Agent) DidOpen(ctx context.Context, p acp.UnstableDidOpenDocumentNotification) error {
+	p.SessionId = a.Session()
+	return a.notify(ctx, acp.AgentMethodDocumentDidOpen, p)
+}
+
+// DidChange forwards document/didChange.
+func (a *Agent) DidChange(ctx context.Context, p acp.UnstableDidChangeDocumentNotification) error {
+	p.SessionId = a.Session()
+	return a.notify(ctx, acp.AgentMethodDocumentDidChange, p)
+}
+
+// DidClose forwards document/didClose.
+func (a *Agent) DidClose(ctx context.Context, p acp.UnstableDidCloseDocumentNotification) error {
+	p.SessionId = a.Session()
+	return a.notify(ctx, acp.AgentMethodDocumentDidClose, p)
+}
+
+// DidSave forwards document/didSave.
+func (a *Agent) DidSave(ctx context.Context, p acp.UnstableDidSaveDocumentNotification) error {
+	p.SessionId = a.Session()
+	return a.notify(ctx, acp.AgentMethodDocumentDidSave, p)
+}
+
+// Accept sends nes/accept.
+func (a *Agent) Accept(ctx context.Context, id string) error {
+	return a.notify(ctx, acp.AgentMethodNesAccept, acp.UnstableAcceptNesNotification{SessionId: a.Session(), Id: id})
+}
+
+// Reject sends nes/reject.
+func (a *Agent) Reject(ctx context.Context, id string, reason acp.UnstableNesRejectReason) error {
+	return a.notify(ctx, acp.AgentMethodNesReject, acp.UnstableRejectNesNotification{SessionId: a.Session(), Id: id, Reason: &reason})
+}
+
+type suggestResult struct {
+	raw json.RawMessage
+	err error
+}
+
+// Suggest sends nes/suggest and decodes the answer. When ctx ends first, the agent's request is
+// cancelled ($/cancel_request), Suggest returns ErrCancelled at once, and any suggestions the agent
+// still sends for it go to Options.Late.
+func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, error) {
+	req.SessionId = a.Session()
+	reqCtx, cancel := context.WithCancel(context.Background())
+	idCh := make(chan string, 1)
+	resCh := make(chan suggestResult, 1)
+
+	a.suggestMu.Lock()
+	a.tap.mu.Lock()
+	a.tap.capture = idCh
+	a.tap.mu.Unlock()
+	go func() {
+		raw, err := acp.SendRequest[json.RawMessage](a.conn, reqCtx, acp.AgentMethodNesSuggest, req)
+		resCh <- suggestResult{raw, err}
+	}()
+	var id string
+	var early *suggestResult
+	select {
+	case id = <-idCh:
+	case r := <-resCh: // the request could not even be written
+		early = &r
+		a.tap.mu.Lock()
+		a.tap.capture = nil
+		a.tap.mu.Unlock()
+	}
+	a.suggestMu.Unlock()
+	if early != nil {
+		cancel()
+		return nil, fmt.Errorf("nes/suggest: %w", early.err)
+	}
+
+	select {
+	case r := <-resCh:
+		cancel()
+		a.tap.forget(id)
+		if r.err != nil {
+			return nil, fmt.Errorf("nes/suggest: %w", r.err)
+		}
+		return DecodeSuggestions(r.raw)
+	case <-ctx.Done():
+		answered := a.tap.abandon(id)
+		cancel() // the SDK sends $/cancel_request and stops waiting
+		go func() {
+			r := <-resCh
+			if answered && r.err == nil {
+				a.lateResult(r.raw)
+			}
+		}()
+		return nil, ErrCancelled
+	}
+}
+
+func (a *Agent) lateResult(raw []byte) {
+	sugs, err := DecodeSuggestions(raw)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("could not read the answer to a cancelled nes/suggest")
+	}
+	if len(sugs) > 0 && a.opts.Late != nil {
+		a.opts.Late(sugs)
+	}
+}
+
+// Close ends the NES session (nes/close, bounded by ctx), then the connection and the agent's
+// process group. It is safe to call more than once.
+func (a *Agent) Close(ctx context.Context) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return
+	}
+	a.closed = true
+	session := a.session
+	a.mu.Unlock()
+	if session != "" {
+		select {
+		case <-a.conn.Done():
+		default:
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			if _, err := acp.SendRequest[acp.UnstableCloseNesResponse](a.conn, cctx, acp.AgentMethodNesClose, acp.UnstableCloseNesRequest{SessionId: session}); err != nil {
+				a.log.Debug().Err(err).Msg("nes/close")
+			}
+			cancel()
+		}
+	}
+	if a.proc != nil {
+		a.proc.stop(2 * time.Second)
+		_ = a.in.Close()
+		return
+	}
+	_ = a.out.Close()
+	_ = a.in.Close()
+}

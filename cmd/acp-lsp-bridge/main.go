@@ -1,0 +1,155 @@
+// Command acp-lsp-bridge is a language server that brings Next Edit Suggestions from any Agent
+// Client Protocol (ACP) agent to any LSP editor. The editor starts it as a language server; it
+// starts the agent given after "--" as a child process.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const usage = `acp-lsp-bridge: Next Edit Suggestions from any ACP agent in any LSP editor.
+
+Usage:
+  acp-lsp-bridge [flags] -- AGENT [ARGS...]
+  acp-lsp-bridge [flags]                      (agent from initializationOptions.agent)
+
+Your editor starts acp-lsp-bridge as a language server on stdin/stdout. The bridge starts the
+agent command after "--" as a child process (never through a shell) and speaks ACP with it on
+the child's stdin/stdout. The agent must offer Next Edit Suggestions (agentCapabilities.nes).
+
+Instead of "--", the editor may name the agent in its initialize request:
+  "initializationOptions": {"agent": {"command": "my-agent", "args": ["--acp"], "env": {"K": "V"}}}
+A command line agent wins over initializationOptions.
+
+Neovim 0.12 example:
+  vim.lsp.config('acp', { cmd = { 'acp-lsp-bridge', '--', 'my-nes-agent' }, filetypes = { 'go', 'lua' } })
+  vim.lsp.enable('acp')
+  vim.lsp.inline_completion.enable()
+
+What the editor gets: textDocument/inlineCompletion items (ghost text) for the agent's edit
+suggestions on the cursor line; accepting one runs the command acp-lsp-bridge.accept, which tells
+the agent (nes/accept). Positions are converted between the encodings each side negotiated
+(utf-8, utf-16, utf-32).
+
+Without an agent, or with an agent that cannot do NES, the bridge tells the editor once
+(window/showMessage) and keeps answering with empty results.
+
+Logs go to stderr, or to --log-file; stdout carries only LSP messages.
+
+Flags:
+`
+
+type config struct {
+	logFile  string
+	logLevel string
+	agent    *acpside.Command
+}
+
+func main() {
+	os.Exit(Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// Run parses args and runs the bridge on stdin/stdout. It returns the process exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, code, done := parseArgs(args, stderr, stdout)
+	if done {
+		return code
+	}
+	log, closeLog, err := newLogger(cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "acp-lsp-bridge: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	log.Info().Str("version", version).Msg("acp-lsp-bridge starting")
+	return run(ctx, stdin, stdout, cfg, log)
+}
+
+func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log zerolog.Logger) int {
+	return lspside.Serve(ctx, stdin, stdout, lspside.Config{
+		Agent:   cfg.agent,
+		Version: version,
+		Log:     log,
+	})
+}
+
+func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, done bool) {
+	var agentArgs []string
+	for i, a := range args {
+		if a == "--" {
+			agentArgs = args[i+1:]
+			args = args[:i]
+			break
+		}
+	}
+	fs := flag.NewFlagSet("acp-lsp-bridge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.logFile, "log-file", "", "append logs to this `file` instead of stderr")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return cfg, 0, true
+		}
+		return cfg, 2, true
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "acp-lsp-bridge %s\n", version)
+		return cfg, 0, true
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "acp-lsp-bridge: unexpected argument %q; put the agent command after \"--\"\n", fs.Arg(0))
+		return cfg, 2, true
+	}
+	if len(agentArgs) > 0 {
+		cfg.agent = &acpside.Command{Path: agentArgs[0], Args: agentArgs[1:]}
+	} else if agentArgs != nil {
+		fmt.Fprintln(stderr, "acp-lsp-bridge: \"--\" must be followed by the agent command")
+		return cfg, 2, true
+	}
+	return cfg, 0, false
+}
+
+func newLogger(cfg config, stderr io.Writer) (zerolog.Logger, func(), error) {
+	level, err := zerolog.ParseLevel(strings.ToLower(cfg.logLevel))
+	if err != nil || cfg.logLevel == "" {
+		return zerolog.Nop(), nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", cfg.logLevel)
+	}
+	var w io.Writer = stderr
+	closeFn := func() {}
+	if cfg.logFile != "" {
+		f, err := os.OpenFile(cfg.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return zerolog.Nop(), nil, fmt.Errorf("--log-file: %w", err)
+		}
+		w = f
+		closeFn = func() { _ = f.Close() }
+	}
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+	return zerolog.New(w).Level(level).With().Timestamp().Logger(), closeFn, nil
+}

@@ -1,0 +1,42 @@
+// Command acp-test-agent is the scripted NES agent of the bridge's end-to-end tests. It speaks ACP
+// on stdin/stdout; see package testagent.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+)
+
+func main() {
+	enc := flag.String("encoding", "utf-16", "position encoding to choose: utf-8, utf-16 or utf-32")
+	sync := flag.String("sync", "incremental", "didChange sync kind: incremental or full")
+	logFile := flag.String("log", "", "append one JSON line per received message to this file")
+	rules := flag.String("rules", "", "JSON file with rules [{when, find, replace}]")
+	noNES := flag.Bool("no-nes", false, "answer initialize without the nes capability")
+	flag.Parse()
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES}
+	if *rules != "" {
+		b, err := os.ReadFile(*rules)
+		if err == nil {
+			err = json.Unmarshal(b, &cfg.Rules)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "acp-test-agent: --rules:", err)
+			os.Exit(2)
+		}
+	}
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "acp-test-agent: --log:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		cfg.Log = f
+	}
+	testagent.New(cfg).Serve(os.Stdin, os.Stdout)
+}

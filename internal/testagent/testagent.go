@@ -1,0 +1,300 @@
+// Package testagent is a small scripted ACP agent with NES, for the bridge's tests: it records
+// every message it receives, mirrors the documents from the document/* events, and answers
+// nes/suggest from rules or from a function the test supplies.
+package testagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+)
+
+// Rule: when the cursor line contains When, replace the first occurrence of Find in that line with
+// Replace (Find "" inserts at the cursor).
+type Rule struct {
+	When    string `json:"when"`
+	Find    string `json:"find"`
+	Replace string `json:"replace"`
+}
+
+// Config configures the agent.
+type Config struct {
+	Encoding string // "utf-8", "utf-16" or "utf-32"; "" picks utf-16
+	Sync     string // "incremental" or "full"
+	NoNES    bool   // answer initialize without the nes capability
+	Rules    []Rule
+	// Suggest, when set, answers nes/suggest instead of the rules. doc is the agent's mirror text.
+	Suggest func(ctx context.Context, req acp.UnstableSuggestNesRequest, doc string) (any, *acp.RequestError)
+	// Log receives one JSON line per received message.
+	Log io.Writer
+}
+
+// Message is one received message.
+type Message struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// Agent is one running test agent.
+type Agent struct {
+	cfg  Config
+	enc  encoding.Kind
+	conn *acp.Connection
+
+	mu       sync.Mutex
+	received []Message
+	docs     map[string]*encoding.Mapper
+	versions map[string]int
+	next     int
+	changed  chan struct{}
+}
+
+// New makes an agent.
+func New(cfg Config) *Agent {
+	enc, ok := encoding.ParseKind(cfg.Encoding)
+	if !ok {
+		enc = encoding.UTF16
+	}
+	return &Agent{cfg: cfg, enc: enc, docs: map[string]*encoding.Mapper{}, versions: map[string]int{}, changed: make(chan struct{})}
+}
+
+// Serve speaks ACP on r (what the client writes) and w until r ends.
+func (a *Agent) Serve(r io.Reader, w io.Writer) {
+	a.conn = acp.NewConnection(a.handle, w, r)
+	a.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	<-a.conn.Done()
+}
+
+// Received returns the messages received so far.
+func (a *Agent) Received() []Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]Message(nil), a.received...)
+}
+
+// Changed returns a channel closed at the next received message.
+func (a *Agent) Changed() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.changed
+}
+
+// Mirror returns the agent's text of a document.
+func (a *Agent) Mirror(uri string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m, ok := a.docs[uri]
+	if !ok {
+		return "", false
+	}
+	return m.Text(), true
+}
+
+func (a *Agent) record(method string, params json.RawMessage) {
+	a.mu.Lock()
+	a.received = append(a.received, Message{Method: method, Params: append(json.RawMessage(nil), params...)})
+	a.mu.Unlock()
+	if a.cfg.Log != nil {
+		b, _ := json.Marshal(Message{Method: method, Params: params})
+		a.mu.Lock()
+		_, _ = a.cfg.Log.Write(append(b, '\n'))
+		a.mu.Unlock()
+	}
+}
+
+// signal wakes those waiting on Changed.
+func (a *Agent) signal() {
+	a.mu.Lock()
+	close(a.changed)
+	a.changed = make(chan struct{})
+	a.mu.Unlock()
+}
+
+func invalid(err error) *acp.RequestError {
+	return acp.NewInvalidParams(map[string]any{"error": err.Error()})
+}
+
+func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	a.record(method, params)
+	defer a.signal()
+	switch method {
+	case acp.AgentMethodInitialize:
+		caps := acp.AgentCapabilities{}
+		pe := acp.PositionEncodingKind(a.enc.String())
+		caps.PositionEncoding = &pe
+		if !a.cfg.NoNES {
+			sync := acp.TextDocumentSyncKindIncremental
+			if a.cfg.Sync == "full" {
+				sync = acp.TextDocumentSyncKindFull
+			}
+			caps.Nes = &acp.NesCapabilities{Events: &acp.NesEventCapabilities{Document: &acp.NesDocumentEventCapabilities{
+				DidOpen:   &acp.NesDocumentDidOpenCapabilities{},
+				DidChange: &acp.NesDocumentDidChangeCapabilities{SyncKind: sync},
+				DidClose:  &acp.NesDocumentDidCloseCapabilities{},
+				DidSave:   &acp.NesDocumentDidSaveCapabilities{},
+			}}}
+		}
+		return acp.InitializeResponse{
+			ProtocolVersion:   acp.ProtocolVersionNumber,
+			AgentCapabilities: caps,
+			AgentInfo:         &acp.Implementation{Name: "acp-test-agent", Version: "1"},
+			AuthMethods:       []acp.AuthMethod{},
+		}, nil
+	case acp.AgentMethodNesStart:
+		if a.cfg.NoNES {
+			return nil, acp.NewMethodNotFound(method)
+		}
+		return acp.UnstableStartNesResponse{SessionId: "test-session"}, nil
+	case acp.AgentMethodNesClose:
+		return acp.UnstableCloseNesResponse{}, nil
+	case acp.AgentMethodDocumentDidOpen:
+		var p acp.UnstableDidOpenDocumentNotification
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		a.mu.Lock()
+		a.docs[p.Uri] = encoding.NewMapper(p.Text)
+		a.versions[p.Uri] = p.Version
+		a.mu.Unlock()
+		return nil, nil
+	case acp.AgentMethodDocumentDidChange:
+		var p acp.UnstableDidChangeDocumentNotification
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		changes := make([]document.Change, len(p.ContentChanges))
+		for i, c := range p.ContentChanges {
+			changes[i].Text = c.Text
+			if c.Range != nil {
+				r := encoding.Range{
+					Start: encoding.Position{Line: c.Range.Start.Line, Character: c.Range.Start.Character},
+					End:   encoding.Position{Line: c.Range.End.Line, Character: c.Range.End.Character},
+				}
+				changes[i].Range = &r
+			}
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		m, ok := a.docs[p.Uri]
+		if !ok {
+			return nil, invalid(fmt.Errorf("didChange for unopened %s", p.Uri))
+		}
+		m2, _, err := document.Apply(m, changes, a.enc)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		a.docs[p.Uri] = m2
+		a.versions[p.Uri] = p.Version
+		return nil, nil
+	case acp.AgentMethodDocumentDidClose:
+		var p acp.UnstableDidCloseDocumentNotification
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		a.mu.Lock()
+		delete(a.docs, p.Uri)
+		a.mu.Unlock()
+		return nil, nil
+	case acp.AgentMethodDocumentDidSave, acp.AgentMethodDocumentDidFocus, acp.AgentMethodNesAccept, acp.AgentMethodNesReject:
+		return nil, nil
+	case acp.AgentMethodNesSuggest:
+		var p acp.UnstableSuggestNesRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		// Requests overtake the queue of notifications in the ACP SDK: wait for the document events
+		// up to the requested version.
+		doc := a.waitVersion(ctx, p.Uri, p.Version)
+		if a.cfg.Suggest != nil {
+			return a.cfg.Suggest(ctx, p, doc)
+		}
+		return a.suggestByRules(p, doc), nil
+	}
+	return nil, acp.NewMethodNotFound(method)
+}
+
+func (a *Agent) waitVersion(ctx context.Context, uri string, version int) string {
+	deadline := time.After(2 * time.Second)
+	for {
+		a.mu.Lock()
+		m, ok := a.docs[uri]
+		v := a.versions[uri]
+		ch := a.changed
+		a.mu.Unlock()
+		if ok && v >= version {
+			return m.Text()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ""
+		case <-deadline:
+			if ok {
+				return m.Text()
+			}
+			return ""
+		}
+	}
+}
+
+func (a *Agent) suggestByRules(p acp.UnstableSuggestNesRequest, doc string) map[string]any {
+	none := map[string]any{"suggestions": []any{}}
+	m := encoding.NewMapper(doc)
+	if p.Position.Line >= m.LineCount() {
+		return none
+	}
+	start := m.LineStart(p.Position.Line)
+	end := len(doc)
+	if p.Position.Line+1 < m.LineCount() {
+		end = m.LineStart(p.Position.Line + 1)
+	}
+	line := strings.TrimRight(doc[start:end], "\r\n")
+	for _, r := range a.cfg.Rules {
+		if !strings.Contains(line, r.When) {
+			continue
+		}
+		var s, e int
+		if r.Find == "" {
+			off, err := m.PositionOffset(encoding.Position{Line: p.Position.Line, Character: p.Position.Character}, a.enc)
+			if err != nil {
+				return none
+			}
+			s, e = off, off
+		} else {
+			i := strings.Index(line, r.Find)
+			if i < 0 {
+				continue
+			}
+			s, e = start+i, start+i+len(r.Find)
+		}
+		rng, err := m.OffsetsRange(s, e, a.enc)
+		if err != nil {
+			return none
+		}
+		a.mu.Lock()
+		a.next++
+		id := fmt.Sprintf("sugg-%d", a.next)
+		a.mu.Unlock()
+		return map[string]any{"suggestions": []any{map[string]any{
+			"kind": "edit", "id": id, "uri": p.Uri,
+			"edits": []any{map[string]any{
+				"range": map[string]any{
+					"start": map[string]any{"line": rng.Start.Line, "character": rng.Start.Character},
+					"end":   map[string]any{"line": rng.End.Line, "character": rng.End.Character},
+				},
+				"newText": r.Replace,
+			}},
+		}}}
+	}
+	return none
+}

@@ -1,0 +1,216 @@
+package lspside
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+)
+
+const noAgentMessage = "acp-lsp-bridge: no agent is configured, so there will be no suggestions. " +
+	"Start the bridge as `acp-lsp-bridge -- AGENT [ARGS...]`, or set initializationOptions.agent = {command, args, env}."
+
+// startAgent starts the agent, runs initialize and nes/start, replays the open documents to it and
+// marks it ready. On failure the user is told once and the bridge keeps serving empty results.
+func (s *Server) startAgent(ctx context.Context) {
+	s.mu.Lock()
+	cmd := s.cfg.Agent
+	if cmd == nil && s.init.InitializationOptions != nil {
+		cmd = s.init.InitializationOptions.Agent
+	}
+	s.mu.Unlock()
+	agent, err := s.connectAgent(cmd)
+	if err != nil {
+		s.agentFailed(ctx, err.Error(), err)
+		return
+	}
+	ictx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
+	defer cancel()
+	resp, err := agent.Initialize(ictx)
+	name := "the agent"
+	if resp != nil && resp.AgentInfo != nil && resp.AgentInfo.Name != "" {
+		name = resp.AgentInfo.Name
+	}
+	if err != nil {
+		agent.Close(ctx)
+		if errors.Is(err, acpside.ErrNoNES) {
+			s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s does not offer Next Edit Suggestions, so there will be no suggestions.", name), err)
+		} else {
+			s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s did not initialize: %v", name, err), err)
+		}
+		return
+	}
+	if err := agent.StartNES(ictx, s.nesStartRequest()); err != nil {
+		agent.Close(ctx)
+		s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session: %v", name, err), err)
+		return
+	}
+	s.log.Info().Str("agent", name).Str("encoding", agent.Encoding().String()).Interface("events", agent.Events()).Msg("agent ready")
+
+	// Ready: replay the open documents, in order with every later document event.
+	s.fwd.Lock()
+	s.mu.Lock()
+	shutting := s.state == stateShutdown
+	if !shutting {
+		s.agent = agent
+	}
+	s.mu.Unlock()
+	if !shutting && agent.Events().DidOpen {
+		for _, snap := range s.docs.All() {
+			s.sendDidOpen(ctx, agent, snap)
+		}
+	}
+	s.fwd.Unlock()
+	close(s.agentDone)
+	if shutting {
+		agent.Close(ctx)
+		return
+	}
+	go s.watchAgent(ctx, agent, name)
+}
+
+func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
+	opts := acpside.Options{
+		Log:           s.log,
+		ClientName:    "acp-lsp-bridge",
+		ClientVersion: s.cfg.Version,
+		Encodings:     []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16},
+		Late:          s.sugs.endLate,
+	}
+	if s.cfg.ConnectAgent != nil {
+		return s.cfg.ConnectAgent(opts)
+	}
+	if cmd == nil || cmd.Path == "" {
+		return nil, errors.New(noAgentMessage)
+	}
+	if root := s.workspaceRoot(); root != "" {
+		cmd.Dir = root
+	}
+	return acpside.Start(*cmd, opts)
+}
+
+func (s *Server) agentFailed(ctx context.Context, msg string, err error) {
+	s.mu.Lock()
+	s.agentErr = msg
+	s.mu.Unlock()
+	s.log.Error().Err(err).Msg("no agent")
+	close(s.agentDone)
+	s.showMessage(ctx, protocol.MessageTypeError, msg)
+}
+
+// watchAgent reports an agent that ends while the editor still works.
+func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name string) {
+	<-agent.Done()
+	s.mu.Lock()
+	shutting := s.state == stateShutdown
+	if s.agent == agent {
+		s.agent = nil
+		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s exited; there will be no suggestions until the editor restarts the bridge.", name)
+	}
+	msg := s.agentErr
+	s.mu.Unlock()
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	if !shutting {
+		s.log.Error().Msg("the agent connection ended")
+		s.showMessage(ctx, protocol.MessageTypeError, msg)
+	}
+}
+
+// readyAgent waits, within ctx, for the agent to finish starting and returns it, or nil when
+// there is none.
+func (s *Server) readyAgent(ctx context.Context) *acpside.Agent {
+	select {
+	case <-s.agentDone:
+	case <-ctx.Done():
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agent
+}
+
+// currentAgent returns the agent if it is ready, without waiting.
+func (s *Server) currentAgent() *acpside.Agent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agent
+}
+
+// shutdownAgent ends every live suggestion, then the NES session and the agent's process group.
+func (s *Server) shutdownAgent() {
+	s.closeAgent.Do(func() {
+		s.mu.Lock()
+		agent := s.agent
+		s.agent = nil
+		s.mu.Unlock()
+		if agent == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.sugs.endAll(ctx, agent, acp.UnstableNesRejectReasonIgnored)
+		agent.Close(ctx)
+	})
+}
+
+// nesStartRequest describes the workspace from the editor's initialize.
+func (s *Server) nesStartRequest() acp.UnstableStartNesRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var req acp.UnstableStartNesRequest
+	for _, f := range s.init.WorkspaceFolders {
+		name := f.Name
+		if name == "" {
+			name = filepath.Base(uriPath(f.URI))
+		}
+		req.WorkspaceFolders = append(req.WorkspaceFolders, acp.UnstableWorkspaceFolder{Uri: f.URI, Name: name})
+	}
+	switch {
+	case s.init.RootURI != nil && *s.init.RootURI != "":
+		root := *s.init.RootURI
+		req.WorkspaceUri = &root
+	case len(req.WorkspaceFolders) > 0:
+		root := req.WorkspaceFolders[0].Uri
+		req.WorkspaceUri = &root
+	case s.init.RootPath != nil && *s.init.RootPath != "":
+		root := string(uri.File(*s.init.RootPath))
+		req.WorkspaceUri = &root
+	}
+	if req.WorkspaceUri != nil && len(req.WorkspaceFolders) == 0 {
+		req.WorkspaceFolders = []acp.UnstableWorkspaceFolder{{Uri: *req.WorkspaceUri, Name: filepath.Base(uriPath(*req.WorkspaceUri))}}
+	}
+	return req
+}
+
+// workspaceRoot is the local folder of the workspace, or "".
+func (s *Server) workspaceRoot() string {
+	req := s.nesStartRequest()
+	if req.WorkspaceUri == nil || !strings.HasPrefix(*req.WorkspaceUri, "file:") {
+		return ""
+	}
+	return uriPath(*req.WorkspaceUri)
+}
+
+func uriPath(u string) string {
+	if !strings.HasPrefix(u, "file:") {
+		return u
+	}
+	parsed, err := uri.Parse(u)
+	if err != nil {
+		return u
+	}
+	return parsed.FsPath()
+}

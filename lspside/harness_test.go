@@ -1,0 +1,289 @@
+package lspside_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/rs/zerolog"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
+)
+
+// editor is a fake editor talking LSP to an in-process bridge, which talks ACP to an in-process
+// scripted agent, all over pipes.
+type editor struct {
+	t      *testing.T
+	conn   jsonrpc2.Conn
+	agent  *testagent.Agent
+	exit   chan int
+	toSrv  *io.PipeWriter
+	logBuf *syncBuffer
+
+	mu       sync.Mutex
+	messages []string // window/showMessage texts
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type harnessOpts struct {
+	noAgent  bool
+	cfg      lspside.Config
+	agentCfg testagent.Config
+}
+
+func newEditor(t *testing.T, o harnessOpts) *editor {
+	t.Helper()
+	e := &editor{t: t, exit: make(chan int, 1), logBuf: &syncBuffer{}}
+	cfg := o.cfg
+	cfg.Log = zerolog.New(e.logBuf).Level(zerolog.DebugLevel)
+	cfg.Version = "test"
+	if !o.noAgent {
+		e.agent = testagent.New(o.agentCfg)
+		cfg.ConnectAgent = func(opts acpside.Options) (*acpside.Agent, error) {
+			toAgentR, toAgentW := io.Pipe()
+			fromAgentR, fromAgentW := io.Pipe()
+			go func() {
+				e.agent.Serve(toAgentR, fromAgentW)
+				fromAgentW.Close()
+			}()
+			return acpside.Connect(fromAgentR, toAgentW, opts), nil
+		}
+	}
+	srvInR, srvInW := io.Pipe()
+	srvOutR, srvOutW := io.Pipe()
+	e.toSrv = srvInW
+	go func() {
+		e.exit <- lspside.Serve(context.Background(), srvInR, srvOutW, cfg)
+		srvOutW.Close()
+	}()
+	e.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(pipeRWC{srvOutR, srvInW}))
+	e.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method() == "window/showMessage" {
+			var p struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(req.Params(), &p)
+			e.mu.Lock()
+			e.messages = append(e.messages, p.Message)
+			e.mu.Unlock()
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() {
+		srvInW.Close()
+		select {
+		case <-e.exit:
+		case <-time.After(10 * time.Second):
+			t.Error("the bridge did not end after the editor closed its stream")
+		}
+		if t.Failed() {
+			t.Logf("bridge log:\n%s", e.logBuf.String())
+		}
+	})
+	return e
+}
+
+type pipeRWC struct {
+	io.Reader
+	io.WriteCloser
+}
+
+func (e *editor) call(method string, params, result any) error {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := e.conn.Call(ctx, method, params, result)
+	return err
+}
+
+func (e *editor) mustCall(method string, params, result any) {
+	e.t.Helper()
+	if err := e.call(method, params, result); err != nil {
+		e.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+func (e *editor) notify(method string, params any) {
+	e.t.Helper()
+	if err := e.conn.Notify(context.Background(), method, params); err != nil {
+		e.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+// initialize runs initialize/initialized offering encodings and returns the negotiated one.
+func (e *editor) initialize(encodings ...string) string {
+	e.t.Helper()
+	params := map[string]any{
+		"processId":        nil,
+		"rootUri":          "file:///work/project",
+		"workspaceFolders": []any{map[string]any{"uri": "file:///work/project", "name": "project"}},
+		"capabilities":     map[string]any{},
+	}
+	if encodings != nil {
+		params["capabilities"] = map[string]any{"general": map[string]any{"positionEncodings": encodings}}
+	}
+	var res struct {
+		Capabilities struct {
+			PositionEncoding string `json:"positionEncoding"`
+		} `json:"capabilities"`
+	}
+	e.mustCall("initialize", params, &res)
+	e.notify("initialized", map[string]any{})
+	return res.Capabilities.PositionEncoding
+}
+
+func (e *editor) open(uri, text string) {
+	e.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "go", "version": 1, "text": text,
+	}})
+}
+
+type pos struct{ line, char int }
+
+type lspPosition struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+func lspPos(p pos) map[string]any { return map[string]any{"line": p.line, "character": p.char} }
+
+func (e *editor) change(uri string, version int, changes ...map[string]any) {
+	e.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": version},
+		"contentChanges": changes,
+	})
+}
+
+func rangeChange(start, end pos, text string) map[string]any {
+	return map[string]any{"range": map[string]any{"start": lspPos(start), "end": lspPos(end)}, "text": text}
+}
+
+type inlineItem struct {
+	InsertText string `json:"insertText"`
+	Range      *struct {
+		Start lspPosition `json:"start"`
+		End   lspPosition `json:"end"`
+	} `json:"range"`
+	Command *struct {
+		Command   string `json:"command"`
+		Arguments []any  `json:"arguments"`
+	} `json:"command"`
+}
+
+func (e *editor) inline(uri string, p pos) ([]inlineItem, error) {
+	var res struct {
+		Items []inlineItem `json:"items"`
+	}
+	err := e.call("textDocument/inlineCompletion", map[string]any{
+		"textDocument": map[string]any{"uri": uri},
+		"position":     lspPos(p),
+		"context":      map[string]any{"triggerKind": 2},
+	}, &res)
+	return res.Items, err
+}
+
+// waitAgent waits until the agent has received a message for which match is true.
+func (e *editor) waitAgent(what string, match func(testagent.Message) bool) testagent.Message {
+	e.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		ch := e.agent.Changed()
+		for _, m := range e.agent.Received() {
+			if match(m) {
+				return m
+			}
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			e.t.Fatalf("the agent never received %s; it received %v", what, methods(e.agent.Received()))
+		}
+	}
+}
+
+func methods(ms []testagent.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Method
+	}
+	return out
+}
+
+func method(name string) func(testagent.Message) bool {
+	return func(m testagent.Message) bool { return m.Method == name }
+}
+
+// rejectOf matches nes/reject for id with reason.
+func rejectOf(id string, reason acp.UnstableNesRejectReason) func(testagent.Message) bool {
+	return func(m testagent.Message) bool {
+		if m.Method != "nes/reject" {
+			return false
+		}
+		var p acp.UnstableRejectNesNotification
+		_ = json.Unmarshal(m.Params, &p)
+		return p.Id == id && p.Reason != nil && *p.Reason == reason
+	}
+}
+
+// ended returns, for each suggestion id, how many times it ended (accept or reject).
+func ended(ms []testagent.Message) map[string]int {
+	out := map[string]int{}
+	for _, m := range ms {
+		if m.Method == "nes/accept" || m.Method == "nes/reject" {
+			var p struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			out[p.ID]++
+		}
+	}
+	return out
+}
+
+func (e *editor) shownMessages() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.messages...)
+}
+
+// waitMirror waits until the agent's mirror of uri equals want.
+func (e *editor) waitMirror(uri, want string) {
+	e.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		ch := e.agent.Changed()
+		if got, _ := e.agent.Mirror(uri); got == want {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			got, _ := e.agent.Mirror(uri)
+			e.t.Fatalf("agent mirror of %s:\n got %q\nwant %q", uri, got, want)
+		}
+	}
+}

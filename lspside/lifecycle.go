@@ -1,0 +1,113 @@
+package lspside
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+)
+
+// initializeParams is the part of LSP InitializeParams the bridge reads. URIs stay strings, exactly
+// as the editor sent them.
+type initializeParams struct {
+	ProcessID  *int `json:"processId"`
+	ClientInfo *struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"clientInfo"`
+	RootURI          *string `json:"rootUri"`
+	RootPath         *string `json:"rootPath"`
+	WorkspaceFolders []struct {
+		URI  string `json:"uri"`
+		Name string `json:"name"`
+	} `json:"workspaceFolders"`
+	Capabilities struct {
+		General *struct {
+			PositionEncodings []string `json:"positionEncodings"`
+		} `json:"general"`
+		TextDocument *struct {
+			InlineCompletion *json.RawMessage `json:"inlineCompletion"`
+		} `json:"textDocument"`
+	} `json:"capabilities"`
+	InitializationOptions *struct {
+		Agent *acpside.Command `json:"agent"`
+	} `json:"initializationOptions"`
+}
+
+func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p initializeParams
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, invalidParams("initialize: %v", err)
+		}
+	}
+	var offered []string
+	if p.Capabilities.General != nil {
+		offered = p.Capabilities.General.PositionEncodings
+	}
+	enc := encoding.Negotiate(offered, encoding.ServerPreference)
+	s.mu.Lock()
+	s.state = stateInitialized
+	s.editorEnc = enc
+	s.init = p
+	s.mu.Unlock()
+	client := "unknown client"
+	if p.ClientInfo != nil {
+		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
+	}
+	s.log.Info().Str("client", client).Strs("offered", offered).Str("positionEncoding", enc.String()).Msg("initialize")
+	// The agent starts in the background so that initialize is answered at once.
+	go s.startAgent(jsonrpc2.DetachContext(ctx))
+	return result(protocol.InitializeResult{
+		Capabilities: capabilities(enc),
+		ServerInfo:   protocol.ServerInfo{Name: "acp-lsp-bridge", Version: protocol.NewOptional(s.cfg.Version)},
+	})
+}
+
+// capabilities is the one place where the server's capabilities are built: only what is
+// implemented is advertised.
+func capabilities(enc encoding.Kind) protocol.ServerCapabilities {
+	yes := true
+	change := protocol.TextDocumentSyncKindIncremental
+	return protocol.ServerCapabilities{
+		PositionEncoding: protocol.PositionEncodingKind(enc.String()),
+		TextDocumentSync: &protocol.TextDocumentSyncOptions{
+			OpenClose: &yes,
+			Change:    &change,
+			Save:      &protocol.SaveOptions{},
+		},
+		InlineCompletionProvider: protocol.Boolean(true),
+		ExecuteCommandProvider: protocol.ExecuteCommandOptions{
+			Commands: []string{CommandAccept},
+		},
+	}
+}
+
+func (s *Server) initialized(ctx context.Context) {
+	// Nothing to do: the agent is already starting. Its problems are shown when they happen.
+	_ = ctx
+}
+
+func (s *Server) shutdown(ctx context.Context) (any, error) {
+	s.mu.Lock()
+	if s.state == stateShutdown {
+		s.mu.Unlock()
+		return nil, nil // some clients send shutdown twice
+	}
+	s.state = stateShutdown
+	s.exitCode = 0
+	s.mu.Unlock()
+	s.log.Info().Msg("shutdown")
+	jsonrpc2.Async(ctx)
+	s.shutdownAgent()
+	return nil, nil
+}
+
+func (s *Server) exit() {
+	s.log.Info().Msg("exit")
+	s.exitOnce.Do(func() { close(s.exited) })
+}

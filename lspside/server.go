@@ -1,0 +1,257 @@
+// Package lspside is the language server the editor talks to. It owns the editor-facing state (the
+// document mirror, the negotiated encoding, the live suggestions) and orchestrates every request
+// end to end: a request takes a snapshot in wire order, then runs asynchronously.
+//
+// One file per LSP method family: lifecycle.go (initialize, shutdown, exit), sync.go (document
+// synchronization), inline.go (textDocument/inlineCompletion), command.go
+// (workspace/executeCommand), cancel.go ($/cancelRequest), agent.go (the agent's start and
+// status), suggestions.go (the lifecycle of suggestion ids).
+package lspside
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+)
+
+// Commands the bridge implements through workspace/executeCommand.
+const (
+	CommandAccept = "acp-lsp-bridge.accept"
+)
+
+// Config configures a server.
+type Config struct {
+	// Agent is the agent to start; when nil, initializationOptions.agent is used.
+	Agent *acpside.Command
+	// Version is reported in serverInfo and to the agent.
+	Version string
+	Log     zerolog.Logger
+	// SuggestTimeout bounds one nes/suggest; zero means 10 s.
+	SuggestTimeout time.Duration
+	// StartTimeout bounds the agent's initialize and nes/start; zero means 30 s.
+	StartTimeout time.Duration
+	// ConnectAgent, when set, replaces starting a process: tests connect an in-process agent.
+	ConnectAgent func(acpside.Options) (*acpside.Agent, error)
+}
+
+type serverState int
+
+const (
+	stateNew serverState = iota
+	stateInitialized
+	stateShutdown
+)
+
+// Server is one editor connection.
+type Server struct {
+	cfg  Config
+	log  zerolog.Logger
+	conn jsonrpc2.Conn
+	docs *document.Store
+	sugs *tracker
+
+	// fwd orders everything that reaches the agent: document events and the agent becoming ready
+	// (which replays the open documents) never interleave.
+	fwd sync.Mutex
+
+	mu         sync.Mutex
+	state      serverState
+	editorEnc  encoding.Kind
+	init       initializeParams
+	agent      *acpside.Agent // non-nil once ready
+	agentDone  chan struct{}  // closed when the start attempt ended, ready or not
+	agentErr   string         // why there is no agent
+	inflight   map[string]context.CancelFunc
+	exited     chan struct{}
+	exitOnce   sync.Once
+	exitCode   int
+	closeAgent sync.Once
+}
+
+// Serve runs the language server on in/out until the editor sends exit or closes the stream. It
+// returns the process exit code: 0 after shutdown, 1 otherwise (the LSP rule).
+func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
+	if cfg.SuggestTimeout == 0 {
+		cfg.SuggestTimeout = 10 * time.Second
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 30 * time.Second
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Log,
+		docs:      document.NewStore(),
+		inflight:  map[string]context.CancelFunc{},
+		exited:    make(chan struct{}),
+		agentDone: make(chan struct{}),
+		exitCode:  1,
+	}
+	s.sugs = newTracker(s)
+	stream := &tolerantStream{Stream: jsonrpc2.NewStream(readWriteCloser{in, out}), log: cfg.Log}
+	s.conn = jsonrpc2.NewConn(stream)
+	s.conn.Go(ctx, s.handle)
+	select {
+	case <-s.exited:
+	case <-s.conn.Done():
+		if err := s.conn.Err(); err != nil {
+			s.log.Error().Err(err).Msg("editor connection failed")
+		} else {
+			s.log.Info().Msg("editor closed the connection")
+		}
+	case <-ctx.Done():
+	}
+	s.shutdownAgent()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitCode
+}
+
+type readWriteCloser struct {
+	io.Reader
+	io.Writer
+}
+
+func (rw readWriteCloser) Close() error {
+	var errs []error
+	if c, ok := rw.Reader.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
+	if c, ok := rw.Writer.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// tolerantStream keeps the connection alive through a frame whose body is not a JSON-RPC message:
+// it answers it with a parse error (id null), logs it and reads on. jsonrpc2 would otherwise end
+// the connection. Framing errors (a broken header) still end it: nothing can be trusted after one.
+type tolerantStream struct {
+	jsonrpc2.Stream
+	log zerolog.Logger
+}
+
+func (t *tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	for {
+		msg, n, err := t.Stream.Read(ctx)
+		var rpcErr *jsonrpc2.Error
+		if err != nil && errors.As(err, &rpcErr) {
+			t.log.Error().Str("dir", "editor→bridge").Err(err).Msg("malformed message from the editor; answered with an error")
+			_, _ = t.Stream.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, rpcErr))
+			continue
+		}
+		return msg, n, err
+	}
+}
+
+// Error codes of LSP and JSON-RPC that the bridge answers with.
+const (
+	codeRequestCancelled = jsonrpc2.Code(-32800)
+	codeRequestFailed    = jsonrpc2.Code(-32803)
+)
+
+func invalidParams(format string, args ...any) error {
+	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, format, args...)
+}
+
+// handle is the handler chain. Notifications run inline, in wire order, and never return an
+// error (jsonrpc2 would close the connection). Requests that take time take their snapshot here,
+// in order, and then release the read loop with jsonrpc2.Async.
+func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	method := req.Method()
+	s.log.Debug().Str("dir", "editor→bridge").Str("method", method).Bool("call", req.IsCall()).Msg("message")
+	if !req.IsCall() {
+		s.notification(jsonrpc2.DetachContext(ctx), method, json.RawMessage(req.Params()))
+		return nil, nil
+	}
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	switch {
+	case method == "initialize":
+		if state != stateNew {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize was already received")
+		}
+		return s.initialize(ctx, json.RawMessage(req.Params()))
+	case state == stateNew:
+		return nil, jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized, "the server is not initialized: %s before initialize", method)
+	case method == "shutdown":
+		return s.shutdown(ctx)
+	case state == stateShutdown:
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "the server is shutting down: %s after shutdown", method)
+	}
+	switch method {
+	case "textDocument/inlineCompletion":
+		return s.inlineCompletion(ctx, req)
+	case "workspace/executeCommand":
+		return s.executeCommand(ctx, req)
+	}
+	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
+}
+
+func (s *Server) notification(ctx context.Context, method string, params json.RawMessage) {
+	if method == "exit" {
+		s.exit()
+		return
+	}
+	s.mu.Lock()
+	state := s.state
+	s.mu.Unlock()
+	if state != stateInitialized {
+		s.log.Debug().Str("method", method).Msg("notification ignored outside the initialized state")
+		return
+	}
+	var err error
+	switch method {
+	case "initialized":
+		s.initialized(ctx)
+	case "textDocument/didOpen":
+		err = s.didOpen(ctx, params)
+	case "textDocument/didChange":
+		err = s.didChange(ctx, params)
+	case "textDocument/didClose":
+		err = s.didClose(ctx, params)
+	case "textDocument/didSave":
+		err = s.didSave(ctx, params)
+	case "$/cancelRequest":
+		err = s.cancelRequest(params)
+	case "$/setTrace", "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders":
+	default:
+		s.log.Debug().Str("method", method).Msg("notification not handled")
+	}
+	if err != nil {
+		s.log.Error().Str("dir", "editor→bridge").Str("method", method).Err(err).Msg("notification failed")
+	}
+}
+
+// result encodes an LSP result with the protocol package's encoder.
+func result(v any) (any, error) {
+	b, err := protocol.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	return jsonrpc2.RawMessage(b), nil
+}
+
+// showMessage tells the user something through window/showMessage.
+func (s *Server) showMessage(ctx context.Context, typ protocol.MessageType, msg string) {
+	s.log.Info().Str("dir", "bridge→editor").Str("message", msg).Msg("window/showMessage")
+	raw, err := protocol.Marshal(protocol.ShowMessageParams{Type: typ, Message: msg})
+	if err != nil {
+		return
+	}
+	if err := s.conn.Notify(ctx, "window/showMessage", jsonrpc2.RawMessage(raw)); err != nil {
+		s.log.Debug().Err(err).Msg("window/showMessage")
+	}
+}

@@ -1,0 +1,159 @@
+package lspside
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+)
+
+// live is a suggestion id that has not ended yet.
+type live struct {
+	id  string
+	uri string // the document whose request produced it
+	// For an edit of that document: the snapshot it was computed on and the merged replacement.
+	base *document.Snapshot
+	repl *translate.Replacement
+	// shown: presented to the editor; applied: the document now reads as the suggestion proposed.
+	shown, applied bool
+}
+
+// tracker makes every suggestion id the agent returns end exactly once: nes/accept, or nes/reject
+// with replaced, cancelled, ignored or rejected.
+type tracker struct {
+	s  *Server
+	mu sync.Mutex
+	by map[string]*live
+}
+
+func newTracker(s *Server) *tracker { return &tracker{s: s, by: map[string]*live{}} }
+
+func (t *tracker) reject(ctx context.Context, agent *acpside.Agent, id string, reason acp.UnstableNesRejectReason) {
+	if agent == nil {
+		return
+	}
+	t.s.log.Debug().Str("dir", "bridge→agent").Str("id", id).Str("reason", string(reason)).Msg("nes/reject")
+	if err := agent.Reject(ctx, id, reason); err != nil {
+		t.s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("nes/reject")
+	}
+}
+
+// add records a new live suggestion. An id that is still live is ended first as replaced: ids must
+// be unique.
+func (t *tracker) add(ctx context.Context, agent *acpside.Agent, l *live) {
+	t.mu.Lock()
+	_, dup := t.by[l.id]
+	t.by[l.id] = l
+	t.mu.Unlock()
+	if dup {
+		t.s.log.Warn().Str("id", l.id).Msg("the agent reused a suggestion id that is still live; the earlier one is ended as replaced")
+		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonReplaced)
+	}
+}
+
+// take removes a live suggestion.
+func (t *tracker) take(id string) (*live, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l, ok := t.by[id]
+	delete(t.by, id)
+	return l, ok
+}
+
+// takeWhere removes and returns the live suggestions that match.
+func (t *tracker) takeWhere(match func(*live) bool) []*live {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*live
+	for id, l := range t.by {
+		if match(l) {
+			out = append(out, l)
+			delete(t.by, id)
+		}
+	}
+	return out
+}
+
+// supersede ends the suggestions of earlier requests for uri as replaced. One the user already
+// applied is left to its accept command.
+func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri string) {
+	for _, l := range t.takeWhere(func(l *live) bool { return l.uri == uri && !l.applied }) {
+		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonReplaced)
+	}
+}
+
+// documentChanged ends the suggestions for a document that the change invalidated, as ignored. A
+// suggestion survives while the document still reads as its base text with the replaced region
+// becoming a prefix of the suggestion's text (the user typing it through), or the whole of it (the
+// user accepted it; the accept command follows).
+func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot) {
+	text := snap.Text()
+	var ended []*live
+	t.mu.Lock()
+	for id, l := range t.by {
+		if l.uri != snap.URI {
+			continue
+		}
+		if l.repl != nil {
+			if ok, applied := consistent(l.base.Text(), *l.repl, text); ok {
+				l.applied = applied
+				continue
+			}
+		}
+		ended = append(ended, l)
+		delete(t.by, id)
+	}
+	t.mu.Unlock()
+	for _, l := range ended {
+		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonIgnored)
+	}
+}
+
+// consistent reports whether text is base with r's region replaced by a prefix of r.Text, and
+// whether that prefix is all of it.
+func consistent(base string, r translate.Replacement, text string) (ok, applied bool) {
+	prefix, suffix := base[:r.Start], base[r.End:]
+	if len(text) < len(prefix)+len(suffix) || !strings.HasPrefix(text, prefix) || !strings.HasSuffix(text, suffix) {
+		return false, false
+	}
+	middle := text[len(prefix) : len(text)-len(suffix)]
+	if !strings.HasPrefix(r.Text, middle) {
+		return false, false
+	}
+	return true, middle == r.Text
+}
+
+func (t *tracker) documentClosed(ctx context.Context, agent *acpside.Agent, uri string) {
+	for _, l := range t.takeWhere(func(l *live) bool { return l.uri == uri }) {
+		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonIgnored)
+	}
+}
+
+// endAll ends every live suggestion with reason.
+func (t *tracker) endAll(ctx context.Context, agent *acpside.Agent, reason acp.UnstableNesRejectReason) {
+	for _, l := range t.takeWhere(func(*live) bool { return true }) {
+		t.reject(ctx, agent, l.id, reason)
+	}
+}
+
+// endLate ends the suggestions of a request the editor cancelled, which the agent answered anyway.
+func (t *tracker) endLate(sugs []acpside.Suggestion) {
+	agent := t.s.currentAgent()
+	for _, sg := range sugs {
+		if sg.ID != "" {
+			t.reject(context.Background(), agent, sg.ID, acp.UnstableNesRejectReasonCancelled)
+		}
+	}
+}
+
+// count returns the number of live suggestions.
+func (t *tracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.by)
+}

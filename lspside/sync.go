@@ -1,0 +1,175 @@
+package lspside
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+)
+
+type lspPosition struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+type lspRange struct {
+	Start lspPosition `json:"start"`
+	End   lspPosition `json:"end"`
+}
+
+func (r lspRange) toRange() encoding.Range {
+	return encoding.Range{
+		Start: encoding.Position{Line: r.Start.Line, Character: r.Start.Character},
+		End:   encoding.Position{Line: r.End.Line, Character: r.End.Character},
+	}
+}
+
+type textDocumentID struct {
+	URI     string `json:"uri"`
+	Version int    `json:"version"`
+}
+
+func (s *Server) editorEncoding() encoding.Kind {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.editorEnc
+}
+
+func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) error {
+	var p struct {
+		TextDocument struct {
+			URI        string `json:"uri"`
+			LanguageID string `json:"languageId"`
+			Version    int    `json:"version"`
+			Text       string `json:"text"`
+		} `json:"textDocument"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("bad params: %w", err)
+	}
+	td := p.TextDocument
+	if td.URI == "" {
+		return fmt.Errorf("bad params: no textDocument.uri")
+	}
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	snap, reopened := s.docs.Open(td.URI, td.LanguageID, td.Version, td.Text)
+	if reopened {
+		s.log.Warn().Str("uri", td.URI).Msg("didOpen for a document that is already open; its text is replaced")
+	}
+	s.log.Debug().Str("uri", td.URI).Int("version", td.Version).Int("bytes", len(td.Text)).Msg("opened")
+	if agent := s.currentAgent(); agent != nil && agent.Events().DidOpen {
+		s.sendDidOpen(ctx, agent, snap)
+	}
+	return nil
+}
+
+func (s *Server) sendDidOpen(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot) {
+	lang := snap.LanguageID
+	if lang == "" {
+		lang = "plaintext"
+	}
+	err := agent.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{
+		Uri: snap.URI, LanguageId: lang, Version: snap.Version, Text: snap.Text(),
+	})
+	if err != nil {
+		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didOpen")
+	}
+}
+
+func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
+	var p struct {
+		TextDocument   textDocumentID `json:"textDocument"`
+		ContentChanges []struct {
+			Range *lspRange `json:"range"`
+			Text  string    `json:"text"`
+		} `json:"contentChanges"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("bad params: %w", err)
+	}
+	changes := make([]document.Change, len(p.ContentChanges))
+	for i, c := range p.ContentChanges {
+		changes[i].Text = c.Text
+		if c.Range != nil {
+			r := c.Range.toRange()
+			changes[i].Range = &r
+		}
+	}
+	uri := p.TextDocument.URI
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	before, after, applied, err := s.docs.Change(uri, p.TextDocument.Version, changes, s.editorEncoding())
+	if err != nil {
+		return fmt.Errorf("%s: %w", uri, err)
+	}
+	if p.TextDocument.Version <= before.Version {
+		s.log.Warn().Str("uri", uri).Int("version", p.TextDocument.Version).Int("previous", before.Version).Msg("didChange did not increase the version")
+	}
+	agent := s.currentAgent()
+	s.sugs.documentChanged(ctx, agent, after)
+	if agent == nil || !agent.Events().DidChange {
+		return nil
+	}
+	ev := agent.Events()
+	acpChanges, err := translate.ChangesToACP(applied, after.Text(), agent.Encoding(), ev.FullSync)
+	if err != nil {
+		return fmt.Errorf("%s: convert changes for the agent: %w", uri, err)
+	}
+	if err := agent.DidChange(ctx, acp.UnstableDidChangeDocumentNotification{
+		Uri: uri, Version: after.Version, ContentChanges: acpChanges,
+	}); err != nil {
+		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didChange")
+	}
+	return nil
+}
+
+func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
+	var p struct {
+		TextDocument textDocumentID `json:"textDocument"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("bad params: %w", err)
+	}
+	uri := p.TextDocument.URI
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	if _, ok := s.docs.Close(uri); !ok {
+		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
+	}
+	agent := s.currentAgent()
+	s.sugs.documentClosed(ctx, agent, uri)
+	if agent != nil && agent.Events().DidClose {
+		if err := agent.DidClose(ctx, acp.UnstableDidCloseDocumentNotification{Uri: uri}); err != nil {
+			s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didClose")
+		}
+	}
+	return nil
+}
+
+func (s *Server) didSave(ctx context.Context, raw json.RawMessage) error {
+	var p struct {
+		TextDocument textDocumentID `json:"textDocument"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("bad params: %w", err)
+	}
+	uri := p.TextDocument.URI
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	if _, ok := s.docs.Get(uri); !ok {
+		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
+	}
+	if agent := s.currentAgent(); agent != nil && agent.Events().DidSave {
+		if err := agent.DidSave(ctx, acp.UnstableDidSaveDocumentNotification{Uri: uri}); err != nil {
+			s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didSave")
+		}
+	}
+	return nil
+}
