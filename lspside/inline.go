@@ -117,6 +117,8 @@ func (s *Server) suggestInline(ctx context.Context, ir inlineRequest) ([]protoco
 		s.sugs.add(ctx, agent, l)
 		if item != nil {
 			items = append(items, *item)
+		} else {
+			s.log.Debug().Str("id", sg.ID).Msg("suggestion kept but not shown inline: it edits another document, or its range does not lie on the cursor's line around the cursor")
 		}
 	}
 	if stale && len(sugs) > 0 {

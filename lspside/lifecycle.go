@@ -102,7 +102,7 @@ func (s *Server) shutdown(ctx context.Context) (any, error) {
 	s.exitCode = 0
 	s.mu.Unlock()
 	s.log.Info().Msg("shutdown")
-	jsonrpc2.Async(ctx)
+	// Synchronous on purpose: the answer is written before exit, which follows it, is read.
 	s.shutdownAgent()
 	return nil, nil
 }

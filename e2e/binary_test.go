@@ -1,0 +1,506 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+var buildOnce struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// binaries builds the bridge and the scripted test agent once per test run.
+func binaries(t *testing.T) (bridge, agent string) {
+	t.Helper()
+	root := moduleRoot(t)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "acp-lsp-bridge-e2e-")
+		if err != nil {
+			buildOnce.err = err
+			return
+		}
+		buildOnce.dir = dir
+		for _, b := range [][2]string{{"acp-lsp-bridge", "./cmd/acp-lsp-bridge"}, {"acp-test-agent", "./internal/testagent/cmd/acp-test-agent"}} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]), b[1])
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildOnce.err = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+				return
+			}
+		}
+	})
+	if buildOnce.err != nil {
+		t.Fatal(buildOnce.err)
+	}
+	return filepath.Join(buildOnce.dir, "acp-lsp-bridge"), filepath.Join(buildOnce.dir, "acp-test-agent")
+}
+
+// frameCheck records everything the bridge writes to stdout, to check that it is only LSP frames.
+type frameCheck struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (f *frameCheck) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.Write(p)
+}
+
+var frameHeader = regexp.MustCompile(`^Content-Length: (\d+)\r\n\r\n`)
+
+// verify reports the first byte of stdout that is not part of a Content-Length frame.
+func (f *frameCheck) verify() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.buf.Bytes()
+	for len(b) > 0 {
+		m := frameHeader.FindSubmatch(b)
+		if m == nil {
+			return fmt.Errorf("stdout carries something that is not an LSP frame: %q", preview(b))
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		body := b[len(m[0]):]
+		if len(body) < n || !json.Valid(body[:n]) {
+			return fmt.Errorf("stdout frame body is not JSON: %q", preview(body))
+		}
+		b = body[n:]
+	}
+	return nil
+}
+
+func preview(b []byte) string {
+	if len(b) > 120 {
+		return string(b[:120]) + "…"
+	}
+	return string(b)
+}
+
+type bridgeProc struct {
+	t        *testing.T
+	cmd      *exec.Cmd
+	conn     jsonrpc2.Conn
+	stdin    io.WriteCloser
+	stdout   *frameCheck
+	logFile  string
+	messages chan string
+	waited   chan error
+}
+
+func startBridge(t *testing.T, args ...string) *bridgeProc {
+	t.Helper()
+	bridge, _ := binaries(t)
+	logFile := filepath.Join(t.TempDir(), "bridge.log")
+	cmd := exec.Command(bridge, append([]string{"--log-file", logFile, "--log-level", "debug"}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &bridgeProc{t: t, cmd: cmd, stdin: stdin, stdout: &frameCheck{}, logFile: logFile, messages: make(chan string, 10), waited: make(chan error, 1)}
+	b.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(rwc{io.TeeReader(stdout, b.stdout), stdin}))
+	b.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method() == "window/showMessage" {
+			var p struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(req.Params(), &p)
+			b.messages <- p.Message
+		}
+		return nil, nil
+	})
+	go func() { b.waited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		select {
+		case <-b.waited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Error("the bridge did not exit after its stdin closed")
+		}
+		if t.Failed() {
+			log, _ := os.ReadFile(logFile)
+			t.Logf("bridge stderr:\n%s\nbridge log:\n%s", stderr.String(), log)
+		}
+	})
+	return b
+}
+
+type rwc struct {
+	io.Reader
+	io.WriteCloser
+}
+
+func (b *bridgeProc) call(method string, params, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_, err := b.conn.Call(ctx, method, params, result)
+	return err
+}
+
+func (b *bridgeProc) notify(method string, params any) {
+	if err := b.conn.Notify(context.Background(), method, params); err != nil {
+		b.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+// exitCode waits for the process to end and returns its exit code.
+func (b *bridgeProc) exitCode() int {
+	b.t.Helper()
+	select {
+	case err := <-b.waited:
+		b.waited <- err
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(10 * time.Second):
+		b.t.Fatal("the bridge did not exit")
+		return -1
+	}
+}
+
+// agentPIDs lists the live processes whose command line starts with path.
+func agentPIDs(path string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.HasPrefix(cmdline, []byte(path+"\x00")) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func waitAgentGone(t *testing.T, agent string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(agentPIDs(agent)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent still runs after the bridge exited: pids %v", agentPIDs(agent))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func waitAgentLog(t *testing.T, path, method string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(`"method":"`+method+`"`)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never received %s", method)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func readAgentLog(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("agent log line %q: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestBinaryInlineCompletionRoundTrip drives the real binary, with the agent named in
+// initializationOptions.agent and started as a real child process: suggestion shown, accepted,
+// nes/accept received; shutdown and exit end with code 0 and leave no agent process; stdout
+// carries only LSP frames.
+func TestBinaryInlineCompletionRoundTrip(t *testing.T) {
+	_, agent := binaries(t)
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.json")
+	agentLog := filepath.Join(dir, "agent.jsonl")
+	if err := os.WriteFile(rules, []byte(`[{"when":"𐐀 = fo","find":"fo","replace":"foo(日本, 😀)"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := startBridge(t)
+	root := "file://" + dir
+	var init struct {
+		Capabilities struct {
+			PositionEncoding string `json:"positionEncoding"`
+		} `json:"capabilities"`
+	}
+	if err := b.call("initialize", map[string]any{
+		"processId": os.Getpid(), "rootUri": root,
+		"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-16"}}},
+		"initializationOptions": map[string]any{"agent": map[string]any{
+			"command": agent,
+			"args":    []string{"--encoding", "utf-32", "--rules", rules, "--log", agentLog},
+		}},
+	}, &init); err != nil {
+		t.Fatal(err)
+	}
+	if init.Capabilities.PositionEncoding != "utf-16" {
+		t.Fatalf("positionEncoding %q", init.Capabilities.PositionEncoding)
+	}
+	b.notify("initialized", map[string]any{})
+	uri := root + "/a%40b.go"
+	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "go", "version": 1, "text": "package p\n\tx := \"é\"; 𐐀 = f\n",
+	}})
+	// Edits made before the agent is ready are folded into the didOpen it gets when it is: wait
+	// for that, so that the edit below reaches the agent as a didChange.
+	waitAgentLog(t, agentLog, "document/didOpen")
+	// Type the "o": the utf-16 column of the end of "\tx := \"é\"; 𐐀 = f" is 17 (𐐀 counts two).
+	b.notify("textDocument/didChange", map[string]any{
+		"textDocument": map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{map[string]any{"range": map[string]any{
+			"start": map[string]any{"line": 1, "character": 17}, "end": map[string]any{"line": 1, "character": 17},
+		}, "text": "o"}},
+	})
+	var res struct {
+		Items []struct {
+			InsertText string `json:"insertText"`
+			Range      struct {
+				Start struct {
+					Line      int `json:"line"`
+					Character int `json:"character"`
+				} `json:"start"`
+				End struct {
+					Line      int `json:"line"`
+					Character int `json:"character"`
+				} `json:"end"`
+			} `json:"range"`
+			Command struct {
+				Command   string `json:"command"`
+				Arguments []any  `json:"arguments"`
+			} `json:"command"`
+		} `json:"items"`
+	}
+	if err := b.call("textDocument/inlineCompletion", map[string]any{
+		"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 1, "character": 18},
+		"context": map[string]any{"triggerKind": 2},
+	}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) != 1 {
+		log, _ := os.ReadFile(agentLog)
+		t.Fatalf("items %+v; agent log:\n%s", res.Items, log)
+	}
+	it := res.Items[0]
+	if it.InsertText != "foo(日本, 😀)" || it.Range.Start.Line != 1 || it.Range.Start.Character != 16 || it.Range.End.Character != 18 {
+		t.Fatalf("item %+v, want foo(日本, 😀) over 1:16-1:18", it)
+	}
+	if err := b.call("workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.call("shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.notify("exit", nil)
+	if code := b.exitCode(); code != 0 {
+		t.Errorf("exit code %d after shutdown and exit, want 0", code)
+	}
+	waitAgentGone(t, agent)
+	var got []string
+	for _, m := range readAgentLog(t, agentLog) {
+		got = append(got, m["method"].(string))
+		if m["method"] == "nes/accept" {
+			if id := m["params"].(map[string]any)["id"]; id != it.Command.Arguments[0] {
+				t.Errorf("nes/accept for %v, want %v", id, it.Command.Arguments[0])
+			}
+		}
+	}
+	want := "initialize nes/start document/didOpen document/didChange nes/suggest nes/accept nes/close"
+	if strings.Join(got, " ") != want {
+		t.Errorf("the agent received %v, want %s", got, want)
+	}
+	if err := b.stdout.verify(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestBinaryEndsAgentOnEOF: when the editor goes away without shutdown, the bridge exits 1 and
+// ends the agent's process group.
+func TestBinaryEndsAgentOnEOF(t *testing.T) {
+	_, agent := binaries(t)
+	b := startBridge(t, "--", agent)
+	if err := b.call("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.notify("initialized", map[string]any{})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(agentPIDs(agent)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = b.stdin.Close()
+	if code := b.exitCode(); code != 1 {
+		t.Errorf("exit code %d when the editor went away without shutdown, want 1", code)
+	}
+	waitAgentGone(t, agent)
+}
+
+// TestBinaryWithoutAgent: the user is told, and requests get empty results.
+func TestBinaryWithoutAgent(t *testing.T) {
+	b := startBridge(t)
+	if err := b.call("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.notify("initialized", map[string]any{})
+	select {
+	case msg := <-b.messages:
+		if !strings.Contains(msg, "no agent is configured") {
+			t.Errorf("showMessage %q", msg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no window/showMessage about the missing agent")
+	}
+	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///x.go", "languageId": "go", "version": 1, "text": "x"}})
+	var res struct {
+		Items []any `json:"items"`
+	}
+	if err := b.call("textDocument/inlineCompletion", map[string]any{
+		"textDocument": map[string]any{"uri": "file:///x.go"}, "position": map[string]any{"line": 0, "character": 1},
+	}, &res); err != nil || len(res.Items) != 0 {
+		t.Fatalf("items %v err %v, want an empty list", res.Items, err)
+	}
+	// Bad input from the editor gets an error and the bridge keeps serving.
+	err := b.call("textDocument/inlineCompletion", map[string]any{
+		"textDocument": map[string]any{"uri": "file:///unknown.go"}, "position": map[string]any{"line": 0, "character": 0},
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), "document not open") {
+		t.Errorf("unknown document: %v", err)
+	}
+	if err := b.call("shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBinaryMalformedFrameKeepsServing: a frame that is not JSON is answered with a parse error and
+// the next request is still served.
+func TestBinaryMalformedFrameKeepsServing(t *testing.T) {
+	bridge, _ := binaries(t)
+	cmd := exec.Command(bridge)
+	in := strings.Join([]string{
+		frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`),
+		frame(`{"jsonrpc":"2.0","id":2,"method":`),
+		frame(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`),
+		frame(`{"jsonrpc":"2.0","method":"exit"}`),
+	}, "")
+	cmd.Stdin = strings.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if code := exitCodeOf(err); code != 0 {
+		t.Fatalf("exit code %d, want 0\nstderr: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{`"code":-32700`, `"id":3,"result":null`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr.String(), "malformed message from the editor") {
+		t.Errorf("no log line about the malformed message:\n%s", stderr.String())
+	}
+}
+
+func frame(body string) string {
+	return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+func exitCodeOf(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -1
+		}
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -2
+	}
+	return 0
+}
+
+func TestBinaryFlags(t *testing.T) {
+	bridge, _ := binaries(t)
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		stdout   string
+		stderr   string
+		noStdout bool
+	}{
+		{args: []string{"--help"}, code: 0, stdout: "acp-lsp-bridge [flags] -- AGENT [ARGS...]"},
+		{args: []string{"--version"}, code: 0, stdout: "acp-lsp-bridge "},
+		{args: []string{"--no-such-flag"}, code: 2, stderr: "flag provided but not defined", noStdout: true},
+		{args: []string{"stray"}, code: 2, stderr: `put the agent command after "--"`, noStdout: true},
+		{args: []string{"--"}, code: 2, stderr: `"--" must be followed by the agent command`, noStdout: true},
+		{args: []string{"--log-level", "loud"}, code: 2, stderr: "--log-level", noStdout: true},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cmd := exec.Command(bridge, tc.args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Stdin = strings.NewReader("")
+			code := exitCodeOf(cmd.Run())
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d", code, tc.code)
+			}
+			if !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+			}
+			if tc.noStdout && stdout.Len() > 0 {
+				t.Errorf("an error wrote to stdout, which belongs to LSP: %q", stdout.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,518 @@
+// nes-agent.mjs: a Next Edit Suggestions agent written with the official ACP SDK
+// (@agentclientprotocol/sdk, entry point experimental/nes), used as a test peer for the bridge.
+//
+// Environment:
+//   PEERS_NODE_MODULES   node_modules folder holding @agentclientprotocol/sdk (required)
+//   NES_AGENT_SYNC       "incremental" (default) or "full": the didChange syncKind it asks for
+//   NES_AGENT_ENCODING   "utf-16" (default), "utf-8" or "utf-32": the position encoding it picks;
+//                        it must be one the client offered (otherwise an issue is logged and
+//                        utf-16 is used, the protocol default)
+//   NES_AGENT_LOG        file to append one JSON object per line to (optional)
+//
+// The agent keeps a mirror of every open document, applying document/didOpen and
+// document/didChange (ranges in its own encoding). nes/suggest: when the cursor line contains
+// "TODO", it returns one edit suggestion that replaces that "TODO" with "DONE ✓" and, when the
+// line also contains "ça", the first "ça" with "ça va"; otherwise no suggestion.
+//
+// Log lines (every line has "t", the agent's own clock in ms):
+//   {"seq":N,"kind":"notification","method":M,"params":P,"raw":R[,"version":V,"mirror":TEXT|null]}
+//       a notification, logged in wire order once the SDK validated it (P is what the SDK's
+//       handler received, R what was on the wire); document events carry the mirror after them
+//   {"seq":N,"kind":"request","method":M,"id":I,"params":P,"raw":R,"result":X}
+//   {"seq":N,"kind":"wire","method":M,"raw":R}           a notification without an SDK handler
+//   {"sdkError":...}      something the SDK reported: a notification that failed validation
+//                         (with the schema issues), an error response the SDK sent, an invalid message
+//   {"issue":TEXT,...}    something this agent found wrong in what it received
+//   {"event":"start"|"stdin-closed",...}
+//
+// Why the wire tap: the SDK dispatches each incoming message through its chain of handlers,
+// one await per handler, without waiting for the previous message; a notification whose
+// handler was registered earlier overtakes one registered later when both arrive in the same
+// read (for example document/didSave, document/didChange, nes/reject arrive in one chunk and
+// the handlers run reject, didChange, didSave). The agent therefore numbers messages as they
+// come off stdin, and applies the SDK-validated notifications strictly in that order.
+
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import fs from "node:fs";
+
+const modulesDir = process.env.PEERS_NODE_MODULES;
+if (!modulesDir) {
+  process.stderr.write("nes-agent: PEERS_NODE_MODULES is not set\n");
+  process.exit(2);
+}
+const require = createRequire(modulesDir.replace(/\/?$/, "/"));
+const acp = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk/experimental/nes")).href);
+
+const SYNC = process.env.NES_AGENT_SYNC || "incremental";
+const WANT_ENCODING = process.env.NES_AGENT_ENCODING || "utf-16";
+const LOG = process.env.NES_AGENT_LOG || "";
+const ENCODINGS = ["utf-8", "utf-16", "utf-32"];
+
+function log(obj) {
+  if (!LOG) return;
+  try {
+    fs.appendFileSync(LOG, JSON.stringify({ t: Math.round(performance.now()), ...obj }) + "\n");
+  } catch (e) {
+    process.stderr.write(`nes-agent: cannot write log: ${e}\n`);
+  }
+}
+function issue(text, extra = {}) {
+  log({ issue: text, ...extra });
+  process.stderr.write(`nes-agent: issue: ${text} ${JSON.stringify(extra)}\n`);
+}
+
+if (!["incremental", "full"].includes(SYNC)) issue(`bad NES_AGENT_SYNC ${SYNC}`);
+if (!ENCODINGS.includes(WANT_ENCODING)) issue(`bad NES_AGENT_ENCODING ${WANT_ENCODING}`);
+log({ event: "start", pid: process.pid, sync: SYNC, encoding: WANT_ENCODING });
+
+// ---------------------------------------------------------------------------------------------
+// Positions. A position is (line, character) where character counts units of the negotiated
+// encoding; lines end at \n, \r\n or \r. Text is held as a JS string (UTF-16); the functions
+// below walk code points and convert between positions and string indices.
+
+let encoding = "utf-16"; // set by initialize
+
+function unitWidth(cp, enc) {
+  if (enc === "utf-32") return 1;
+  if (enc === "utf-16") return cp > 0xffff ? 2 : 1;
+  // utf-8 (a lone surrogate counts as the 3 bytes WTF-8 would give it)
+  if (cp < 0x80) return 1;
+  if (cp < 0x800) return 2;
+  if (cp < 0x10000) return 3;
+  return 4;
+}
+
+function lineStarts(text) {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 13) {
+      if (text.charCodeAt(i + 1) === 10) i++;
+      starts.push(i + 1);
+    } else if (c === 10) {
+      starts.push(i + 1);
+    }
+  }
+  return starts;
+}
+
+// Index just past the last character of the line, before its terminator.
+function lineContentEnd(text, starts, line) {
+  if (line + 1 >= starts.length) return text.length;
+  let e = starts[line + 1];
+  if (text.charCodeAt(e - 1) === 10) {
+    e--;
+    if (e > starts[line] && text.charCodeAt(e - 1) === 13) e--;
+  } else if (text.charCodeAt(e - 1) === 13) {
+    e--;
+  }
+  return e;
+}
+
+// Position -> string index. Problems (a column inside a character, past the end of the line,
+// a line past the end) are reported through `problems` and resolved the LSP way: round down,
+// clamp to the end of the line / document.
+function positionToIndex(text, pos, enc, problems, what) {
+  const starts = lineStarts(text);
+  if (pos.line >= starts.length) {
+    if (!(pos.line === starts.length && pos.character === 0)) {
+      problems.push(`${what}: line ${pos.line} past the last line ${starts.length - 1}`);
+    }
+    return text.length;
+  }
+  const end = lineContentEnd(text, starts, pos.line);
+  let i = starts[pos.line];
+  let units = 0;
+  while (i < end && units < pos.character) {
+    const cp = text.codePointAt(i);
+    const w = unitWidth(cp, enc);
+    if (units + w > pos.character) {
+      problems.push(`${what}: ${enc} column ${pos.character} of line ${pos.line} falls inside U+${cp.toString(16).toUpperCase()}`);
+      break;
+    }
+    units += w;
+    i += cp > 0xffff ? 2 : 1;
+  }
+  if (units < pos.character && i >= end) {
+    problems.push(`${what}: ${enc} column ${pos.character} past the end of line ${pos.line} (length ${units})`);
+  }
+  return i;
+}
+
+// String index -> position (index must be on a code point boundary).
+function indexToPosition(text, index, enc) {
+  const starts = lineStarts(text);
+  let line = 0;
+  while (line + 1 < starts.length && starts[line + 1] <= index) line++;
+  let character = 0;
+  for (let i = starts[line]; i < index; ) {
+    const cp = text.codePointAt(i);
+    character += unitWidth(cp, enc);
+    i += cp > 0xffff ? 2 : 1;
+  }
+  return { line, character };
+}
+
+// ---------------------------------------------------------------------------------------------
+// State.
+
+const docs = new Map(); // uri -> {text, version, languageId}
+const sessions = new Set();
+let nextSession = 0;
+let nextSuggestion = 0;
+
+function checkSession(method, params) {
+  if (!sessions.has(params.sessionId)) {
+    issue(`${method}: unknown or closed sessionId ${JSON.stringify(params.sessionId)}`);
+  }
+}
+
+function applyDocumentEvent(method, params) {
+  const problems = [];
+  let doc = docs.get(params.uri);
+  switch (method) {
+    case "document/didOpen":
+      if (doc) problems.push(`didOpen of ${params.uri} which is already open`);
+      doc = { text: params.text, version: params.version, languageId: params.languageId };
+      docs.set(params.uri, doc);
+      break;
+    case "document/didChange": {
+      if (!doc) {
+        problems.push(`didChange of ${params.uri} which is not open`);
+        break;
+      }
+      if (!(params.version > doc.version)) {
+        problems.push(`didChange version ${params.version} not after ${doc.version}`);
+      }
+      if (SYNC === "full") {
+        if (params.contentChanges.length !== 1 || params.contentChanges[0].range != null) {
+          problems.push(`full sync asked for, but didChange carried ${params.contentChanges.length} change(s), ranges: ${JSON.stringify(params.contentChanges.map((c) => c.range ?? null))}`);
+        }
+      }
+      let text = doc.text;
+      params.contentChanges.forEach((change, k) => {
+        if (change.range == null) {
+          text = change.text;
+          return;
+        }
+        const start = positionToIndex(text, change.range.start, encoding, problems, `change ${k} start`);
+        const end = positionToIndex(text, change.range.end, encoding, problems, `change ${k} end`);
+        if (end < start) {
+          problems.push(`change ${k}: range end before start ${JSON.stringify(change.range)}`);
+          return;
+        }
+        text = text.slice(0, start) + change.text + text.slice(end);
+      });
+      doc.text = text;
+      doc.version = params.version;
+      break;
+    }
+    case "document/didSave":
+      if (!doc) problems.push(`didSave of ${params.uri} which is not open`);
+      break;
+    case "document/didClose":
+      if (!doc) problems.push(`didClose of ${params.uri} which is not open`);
+      docs.delete(params.uri);
+      doc = undefined;
+      break;
+  }
+  for (const p of problems) issue(p, { method, uri: params.uri });
+  return doc;
+}
+
+function suggest(params) {
+  const doc = docs.get(params.uri);
+  if (!doc) {
+    issue(`nes/suggest for ${params.uri} which is not open`);
+    return { suggestions: [] };
+  }
+  if (doc.version !== params.version) {
+    issue(`nes/suggest version ${params.version} but the mirror is at version ${doc.version}`, { uri: params.uri });
+  }
+  const problems = [];
+  const text = doc.text;
+  positionToIndex(text, params.position, encoding, problems, "suggest position");
+  for (const p of problems) issue(p, { method: "nes/suggest" });
+  const starts = lineStarts(text);
+  if (params.position.line >= starts.length) return { suggestions: [] };
+  const lineStart = starts[params.position.line];
+  const lineText = text.slice(lineStart, lineContentEnd(text, starts, params.position.line));
+  const todo = lineText.indexOf("TODO");
+  if (todo < 0) return { suggestions: [] };
+  const range = (from, to) => ({
+    start: indexToPosition(text, lineStart + from, encoding),
+    end: indexToPosition(text, lineStart + to, encoding),
+  });
+  const edits = [];
+  const ca = lineText.indexOf("\u00e7a");
+  if (ca >= 0) edits.push({ range: range(ca, ca + 2), newText: "\u00e7a va" });
+  edits.push({ range: range(todo, todo + 4), newText: "DONE \u2713" });
+  edits.sort((a, b) => a.range.start.character - b.range.start.character);
+  nextSuggestion++;
+  return {
+    suggestions: [{ id: `s${nextSuggestion}`, kind: "edit", uri: params.uri, edits }],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wire tap: numbers every message read from stdin, in order, before the SDK sees it.
+
+const ORDERED = new Set([
+  "document/didOpen",
+  "document/didChange",
+  "document/didClose",
+  "document/didSave",
+  "document/didFocus",
+  "nes/accept",
+  "nes/reject",
+]);
+const SCHEMAS = {
+  "document/didOpen": acp.validate.zDidOpenDocumentNotification,
+  "document/didChange": acp.validate.zDidChangeDocumentNotification,
+  "document/didClose": acp.validate.zDidCloseDocumentNotification,
+  "document/didSave": acp.validate.zDidSaveDocumentNotification,
+  "document/didFocus": acp.validate.zDidFocusDocumentNotification,
+  "nes/accept": acp.validate.zAcceptNesNotification,
+  "nes/reject": acp.validate.zRejectNesNotification,
+};
+
+let seq = 0;
+const ordered = []; // ordered notifications in wire order: {seq, method, raw, state, params}
+const perMethod = new Map(); // method -> queue of entries not yet seen by the SDK
+let drained = 0; // ordered[0..drained) have been applied
+let waiters = []; // {count, resolve}
+const requests = new Map(); // JSON id -> {seq, method, raw, orderedBefore}
+let tapRest = Buffer.alloc(0);
+
+function tapIn(chunk) {
+  let buf = Buffer.concat([tapRest, chunk]);
+  for (;;) {
+    const nl = buf.indexOf(10);
+    if (nl < 0) break;
+    const line = buf.subarray(0, nl).toString("utf8").trim();
+    buf = buf.subarray(nl + 1);
+    if (!line) continue;
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      issue("unparsable line on stdin", { line: line.slice(0, 200) });
+      continue;
+    }
+    seq++;
+    if (msg === null || typeof msg !== "object" || Array.isArray(msg)) continue;
+    if (typeof msg.method === "string" && "id" in msg) {
+      requests.set(JSON.stringify(msg.id), { seq, method: msg.method, raw: msg.params, orderedBefore: ordered.length });
+    } else if (typeof msg.method === "string") {
+      if (ORDERED.has(msg.method)) {
+        const entry = { seq, method: msg.method, raw: msg.params, state: "pending" };
+        ordered.push(entry);
+        if (!perMethod.has(msg.method)) perMethod.set(msg.method, []);
+        perMethod.get(msg.method).push(entry);
+      } else {
+        log({ seq, kind: "wire", method: msg.method, raw: msg.params });
+      }
+    } else {
+      log({ seq, kind: "wire-response", raw: msg });
+    }
+  }
+  tapRest = buf;
+}
+
+function settle(method, state, params) {
+  const queue = perMethod.get(method);
+  const entry = queue && queue.shift();
+  if (!entry) {
+    issue(`SDK delivered ${method} that the wire tap did not see`);
+    return;
+  }
+  entry.state = state;
+  entry.params = params;
+  drain();
+}
+
+function drain() {
+  while (drained < ordered.length && ordered[drained].state !== "pending") {
+    const e = ordered[drained++];
+    if (e.state === "ok") {
+      try {
+        handleOrdered(e);
+      } catch (err) {
+        issue(`handler for ${e.method} threw: ${err && err.stack}`);
+      }
+    }
+  }
+  const ready = waiters.filter((w) => w.count <= drained);
+  waiters = waiters.filter((w) => w.count > drained);
+  for (const w of ready) w.resolve();
+}
+
+function waitOrdered(count) {
+  if (count <= drained) return Promise.resolve();
+  return new Promise((resolve) => waiters.push({ count, resolve }));
+}
+
+function handleOrdered(e) {
+  const { method, params } = e;
+  checkSession(method, params);
+  if (method.startsWith("document/")) {
+    const doc = applyDocumentEvent(method, params);
+    log({ seq: e.seq, kind: "notification", method, params, raw: e.raw, version: doc ? doc.version : null, mirror: doc ? doc.text : null });
+  } else {
+    log({ seq: e.seq, kind: "notification", method, params, raw: e.raw });
+  }
+}
+
+// The SDK reports a notification it could not handle (params that fail its schema) only
+// through console.error("Error handling notification", {method, code, message}); nothing goes
+// on the wire. Catch that, record the schema issues, and let the ordered queue move on.
+const consoleError = console.error.bind(console);
+console.error = (...args) => {
+  const info = args[1] && typeof args[1] === "object" ? args[1] : undefined;
+  const record = { sdkError: { console: String(args[0]), info } };
+  if (args[0] === "Error handling notification" && info && ORDERED.has(info.method)) {
+    const entry = perMethod.get(info.method)?.[0];
+    if (entry) {
+      const r = SCHEMAS[info.method].safeParse(entry.raw);
+      record.sdkError.seq = entry.seq;
+      record.sdkError.raw = entry.raw;
+      record.sdkError.issues = r.success ? "(the schema accepts it; the handler failed)" : r.error.issues;
+    }
+    log(record);
+    consoleError(...args);
+    settle(info.method, "error");
+    return;
+  }
+  log(record);
+  consoleError(...args);
+};
+
+// ---------------------------------------------------------------------------------------------
+// The SDK app.
+
+function requestInfo(ctx) {
+  return requests.get(JSON.stringify(ctx.requestId)) || { seq: -1, raw: undefined, orderedBefore: 0 };
+}
+
+async function inOrder(ctx, handler) {
+  const info = requestInfo(ctx);
+  await waitOrdered(info.orderedBefore);
+  let result;
+  try {
+    result = await handler(ctx.params, info);
+  } catch (err) {
+    log({ seq: info.seq, kind: "request", method: ctx.method, id: ctx.requestId, params: ctx.params, raw: info.raw, error: String(err) });
+    throw err;
+  }
+  log({ seq: info.seq, kind: "request", method: ctx.method, id: ctx.requestId, params: ctx.params, raw: info.raw, result });
+  return result;
+}
+
+const app = acp.agent({ name: "nes-test-agent" });
+
+app.onRequest(acp.methods.agent.initialize, (ctx) =>
+  inOrder(ctx, (params, info) => {
+    const offeredRaw = info.raw?.clientCapabilities?.positionEncodings;
+    const offered = params.clientCapabilities?.positionEncodings ?? [];
+    if (offered.includes(WANT_ENCODING)) {
+      encoding = WANT_ENCODING;
+    } else {
+      issue(`client did not offer ${WANT_ENCODING}`, { offered: offeredRaw });
+      encoding = "utf-16";
+    }
+    return {
+      protocolVersion: 1,
+      agentCapabilities: {
+        positionEncoding: encoding,
+        nes: {
+          events: {
+            document: { didOpen: {}, didChange: { syncKind: SYNC }, didClose: {}, didSave: {} },
+          },
+        },
+      },
+      agentInfo: { name: "nes-test-agent", version: "0.1.0" },
+      authMethods: [],
+    };
+  }),
+);
+
+app.onRequest(acp.methods.agent.nes.start, (ctx) =>
+  inOrder(ctx, () => {
+    const sessionId = `nes-session-${++nextSession}`;
+    sessions.add(sessionId);
+    return { sessionId };
+  }),
+);
+
+app.onRequest(acp.methods.agent.nes.close, (ctx) =>
+  inOrder(ctx, (params) => {
+    checkSession("nes/close", params);
+    sessions.delete(params.sessionId);
+    return {};
+  }),
+);
+
+app.onRequest(acp.methods.agent.nes.suggest, (ctx) =>
+  inOrder(ctx, (params) => {
+    checkSession("nes/suggest", params);
+    return suggest(params);
+  }),
+);
+
+for (const method of ORDERED) {
+  app.onNotification(method, (ctx) => settle(method, "ok", ctx.params));
+}
+
+// Notifications without a handler (for example $/cancel_request) are logged by the tap.
+app.onNotification("*", () => {});
+
+// ---------------------------------------------------------------------------------------------
+// Streams: stdin through the tap, stdout through a tap that records error responses.
+
+const input = new ReadableStream({
+  start(controller) {
+    process.stdin.on("data", (chunk) => {
+      tapIn(chunk);
+      controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    });
+    process.stdin.on("end", () => {
+      log({ event: "stdin-closed" });
+      controller.close();
+    });
+    process.stdin.on("error", (err) => controller.error(err));
+  },
+});
+
+const decoder = new TextDecoder();
+const output = new WritableStream({
+  write(chunk) {
+    for (const line of decoder.decode(chunk).split("\n")) {
+      if (!line.trim()) continue;
+      try {
+        const msg = JSON.parse(line);
+        if (msg && msg.error) {
+          const req = requests.get(JSON.stringify(msg.id));
+          log({ sdkError: { response: msg, method: req?.method, seq: req?.seq, raw: req?.raw } });
+        }
+      } catch {
+        // not ours to judge
+      }
+    }
+    return new Promise((resolve, reject) => {
+      process.stdout.write(chunk, (err) => (err ? reject(err) : resolve()));
+    });
+  },
+});
+process.stdout.on("error", () => process.exit(0));
+
+const connection = app.connect(acp.ndJsonStream(output, input));
+connection.closed.then(() => {
+  if (drained < ordered.length) {
+    issue(`connection closed with ${ordered.length - drained} notification(s) not handled`, {
+      pending: ordered.slice(drained).map((e) => ({ seq: e.seq, method: e.method, state: e.state })),
+    });
+  }
+  log({ event: "exit" });
+  process.exit(0);
+});
