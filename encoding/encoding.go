@@ -24,6 +24,9 @@ package encoding
 import (
 	"errors"
 	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -107,28 +110,78 @@ var ErrInsideCharacter = errors.New("offset inside a character")
 type Mapper struct {
 	text       string
 	lineStarts []int // byte offset of the start of each line; lineStarts[0] == 0
-	ascii      bool  // no byte >= 0x80: every encoding counts bytes
+	nonASCII   int   // number of bytes >= 0x80, kept so that Edit can update ascii without a rescan
+	ascii      bool  // nonASCII == 0: every encoding counts bytes
 }
 
 // NewMapper indexes text.
 func NewMapper(text string) *Mapper {
-	m := &Mapper{text: text, ascii: true}
-	starts := make([]int, 1, 1+len(text)/32)
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; {
-		case c == '\n':
-			starts = append(starts, i+1)
-		case c == '\r':
-			if i+1 < len(text) && text[i+1] == '\n' {
-				i++
+	m := &Mapper{text: text, nonASCII: countNonASCII(text)}
+	m.ascii = m.nonASCII == 0
+	m.lineStarts = appendLineStarts(make([]int, 1, 1+len(text)/32), text)
+	return m
+}
+
+// appendLineStarts appends the start of every line of text but the first. It searches for "\n"
+// with strings.IndexByte, and looks for lone "\r" line endings between them only when the text
+// has a "\r" at all.
+func appendLineStarts(starts []int, text string) []int {
+	hasCR := strings.IndexByte(text, '\r') >= 0
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '\n')
+		segEnd := len(text)
+		if j >= 0 {
+			segEnd = i + j
+		}
+		if hasCR {
+			for k := i; k < segEnd; {
+				r := strings.IndexByte(text[k:segEnd], '\r')
+				if r < 0 {
+					break
+				}
+				k += r + 1
+				if k < segEnd || j < 0 { // a "\r" just before the "\n" is part of "\r\n"
+					starts = append(starts, k)
+				}
 			}
-			starts = append(starts, i+1)
-		case c >= utf8.RuneSelf:
-			m.ascii = false
+		}
+		if j < 0 {
+			return starts
+		}
+		i = segEnd + 1
+		starts = append(starts, i)
+	}
+}
+
+// isLineStart reports whether offset p, in [1, len(text)], starts a line of text: the byte before
+// it is "\n", or a "\r" that is not followed by "\n".
+func isLineStart(text string, p int) bool {
+	switch text[p-1] {
+	case '\n':
+		return true
+	case '\r':
+		return p == len(text) || text[p] != '\n'
+	}
+	return false
+}
+
+// countNonASCII returns the number of bytes >= 0x80 in s, eight bytes at a time.
+func countNonASCII(s string) int {
+	const high = 0x8080808080808080
+	n, i := 0, 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&high != 0 {
+			n += bits.OnesCount64(w & high)
 		}
 	}
-	m.lineStarts = starts
-	return m
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			n++
+		}
+	}
+	return n
 }
 
 // Text returns the indexed text.
@@ -185,11 +238,13 @@ func (m *Mapper) PositionOffset(p Position, k Kind) (int, error) {
 		return 0, fmt.Errorf("%w: line %d, the text has %d lines", ErrOutOfRange, p.Line, len(m.lineStarts))
 	}
 	start, end := m.lineStarts[p.Line], m.lineContentEnd(p.Line)
+	if p.Character >= end-start {
+		// Past the end of the line in every encoding: no character is narrower than one byte. The
+		// comparison also keeps start+p.Character below from overflowing for a huge p.Character.
+		return end, nil
+	}
 	if k == UTF8 || m.ascii {
 		off := start + p.Character
-		if off > end {
-			return end, nil
-		}
 		// Round down to the start of a character.
 		for off > start && off < len(m.text) && !utf8.RuneStart(m.text[off]) && validContinuation(m.text, off) {
 			off--
@@ -199,6 +254,14 @@ func (m *Mapper) PositionOffset(p Position, k Kind) (int, error) {
 	units := 0
 	off := start
 	for off < end {
+		if m.text[off] < utf8.RuneSelf {
+			if units == p.Character {
+				break
+			}
+			units++
+			off++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(m.text[off:end])
 		w := 1
 		if k == UTF16 && r != utf8.RuneError && r >= 0x10000 {
@@ -302,7 +365,49 @@ func (m *Mapper) OffsetsRange(start, end int, k Kind) (Range, error) {
 }
 
 // Edit returns the mapper of the text with the bytes [start, end) replaced by text. The offsets
-// must be in range with start <= end.
+// must be in range with start <= end; Edit panics otherwise. The result equals NewMapper of the
+// edited text, but only the replaced and inserted bytes are scanned: the line starts before the edit
+// are copied and those after it shifted. Building the new text string still copies the document.
 func (m *Mapper) Edit(start, end int, text string) *Mapper {
-	return NewMapper(m.text[:start] + text + m.text[end:])
+	if start < 0 || start > end || end > len(m.text) {
+		panic(fmt.Sprintf("encoding: Mapper.Edit(%d, %d) on a text of %d bytes", start, end, len(m.text)))
+	}
+	newText := m.text[:start] + text + m.text[end:]
+	delta := len(text) - (end - start)
+
+	// Whether offset p starts a line depends only on the bytes at p-1 and p. Line starts before
+	// start look at old bytes only and are kept; those after end are the old ones shifted by delta
+	// (their two bytes are old bytes, or the end of the text, moved together). Every offset in
+	// [start, start+len(text)] is decided again on the new text, which covers a "\r" and a "\n"
+	// joining or splitting at either edge of the edit.
+	old := m.lineStarts
+	keep := sort.SearchInts(old, start) // old[:keep] < start
+	tail := sort.SearchInts(old, end+1) // old[tail:] > end
+	// At most one start per "\r" or "\n" in the region, plus the one after the byte before it.
+	bound := 1 + strings.Count(text, "\n") + strings.Count(text, "\r")
+	if start == 0 {
+		bound++
+	}
+	starts := make([]int, keep, keep+bound+len(old)-tail)
+	copy(starts, old[:keep])
+	lo := start
+	if lo == 0 {
+		starts = append(starts, 0)
+		lo = 1
+	}
+	for p, hi := lo, start+len(text); p <= hi; p++ {
+		if isLineStart(newText, p) {
+			starts = append(starts, p)
+		}
+	}
+	for _, q := range old[tail:] {
+		starts = append(starts, q+delta)
+	}
+
+	nonASCII := m.nonASCII
+	if !m.ascii {
+		nonASCII -= countNonASCII(m.text[start:end])
+	}
+	nonASCII += countNonASCII(text)
+	return &Mapper{text: newText, lineStarts: starts, nonASCII: nonASCII, ascii: nonASCII == 0}
 }
