@@ -504,3 +504,26 @@ func TestBinaryFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestDemo: the README's first command prints the session a user would see and ends cleanly.
+func TestDemo(t *testing.T) {
+	bridge, _ := binaries(t)
+	cmd := exec.Command(bridge, "demo")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo: %v\nstderr: %s", err, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"    \tfmt.Printf(\"こんにちは, %s!\\n\", name)\n    \tdefer fmt.Println(\"bye 👋\")\n    }\n",
+		"nes/accept sugg-1", "nes/accept sugg-2", "nes/close",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("demo output is colored although stdout is not a terminal")
+	}
+}

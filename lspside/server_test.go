@@ -253,6 +253,29 @@ func TestAgentWithoutNESSaysSoAndKeepsServing(t *testing.T) {
 	}
 }
 
+func TestAgentRefusingNESStartSaysSoAndKeepsServing(t *testing.T) {
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{StartError: acp.NewMethodNotFound("nes/start")}})
+	e.initialize()
+	e.open("file:///a.go", "x")
+	items, err := e.inline("file:///a.go", pos{0, 1})
+	if err != nil || len(items) != 0 {
+		t.Fatalf("items %v err %v, want an empty result", items, err)
+	}
+	waitFor(t, "a message about nes/start", func() bool {
+		for _, m := range e.shownMessages() {
+			if strings.Contains(m, "refused to start a Next Edit Suggestions session") && strings.Contains(m, "-32601") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, m := range e.agent.Received() {
+		if strings.HasPrefix(m.Method, "document/") || m.Method == "nes/suggest" {
+			t.Errorf("the agent got %s after refusing nes/start", m.Method)
+		}
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

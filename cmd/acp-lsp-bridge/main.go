@@ -29,6 +29,7 @@ const usage = `acp-lsp-bridge: Next Edit Suggestions from any ACP agent in any L
 Usage:
   acp-lsp-bridge [flags] -- AGENT [ARGS...]
   acp-lsp-bridge [flags]                      (agent from initializationOptions.agent)
+  acp-lsp-bridge demo                         (a scripted session; no setup, no network)
 
 Your editor starts acp-lsp-bridge as a language server on stdin/stdout. The bridge starts the
 agent command after "--" as a child process (never through a shell) and speaks ACP with it on
@@ -68,6 +69,14 @@ func main() {
 
 // Run parses args and runs the bridge on stdin/stdout. It returns the process exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "demo":
+			return runDemo(ctx, stdout, stderr)
+		case "demo-agent": // the scripted agent that demo starts
+			return runDemoAgent(args[1:], stdin, stdout)
+		}
+	}
 	cfg, code, done := parseArgs(args, stderr, stdout)
 	if done {
 		return code

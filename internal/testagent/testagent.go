@@ -32,7 +32,9 @@ type Config struct {
 	Encoding string // "utf-8", "utf-16" or "utf-32"; "" picks utf-16
 	Sync     string // "incremental" or "full"
 	NoNES    bool   // answer initialize without the nes capability
-	Rules    []Rule
+	// StartError, when set, is the error nes/start answers with.
+	StartError *acp.RequestError
+	Rules      []Rule
 	// Suggest, when set, answers nes/suggest instead of the rules. doc is the agent's mirror text.
 	Suggest func(ctx context.Context, req acp.UnstableSuggestNesRequest, doc string) (any, *acp.RequestError)
 	// Log receives one JSON line per received message.
@@ -153,6 +155,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	case acp.AgentMethodNesStart:
 		if a.cfg.NoNES {
 			return nil, acp.NewMethodNotFound(method)
+		}
+		if a.cfg.StartError != nil {
+			return nil, a.cfg.StartError
 		}
 		return acp.UnstableStartNesResponse{SessionId: "test-session"}, nil
 	case acp.AgentMethodNesClose:
