@@ -2,7 +2,6 @@ package acpside
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,29 +9,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	acp "github.com/coder/acp-go-sdk"
 	"github.com/rs/zerolog"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -71,7 +56,7 @@ func pidsInGroup(pgid int) []int {
 // TestCloseEndsTheWholeProcessGroup: an agent that starts helper processes (as npm wrappers do)
 // and ignores its stdin closing is ended with everything it started; its stderr is in the log.
 func TestCloseEndsTheWholeProcessGroup(t *testing.T) {
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	script := `echo "agent says hello" >&2; sleep 300 & sleep 300 & trap '' TERM; while :; do sleep 1; done`
 	a, err := Start(Command{Path: "sh", Args: []string{"-c", script}}, Options{Log: zerolog.New(&log)})
 	if err != nil {
@@ -103,9 +88,9 @@ func TestStartReportsAMissingCommand(t *testing.T) {
 }
 
 // fakeAgent writes raw lines to the bridge and answers initialize.
-func fakeAgent(t *testing.T, before []string) (*Agent, *syncBuffer) {
+func fakeAgent(t *testing.T, before []string) (*Agent, *testutil.SyncBuffer) {
 	t.Helper()
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	toAgentR, toAgentW := io.Pipe()
 	fromAgentR, fromAgentW := io.Pipe()
 	go func() {
@@ -155,7 +140,9 @@ func TestJunkFromTheAgentIsDroppedAndLogged(t *testing.T) {
 func TestEnvelopeHead(t *testing.T) {
 	for _, tc := range []struct{ in, id, method string }{
 		{`{"jsonrpc":"2.0","id":7,"method":"nes/suggest","params":{"a":1}}`, "7", "nes/suggest"},
-		{`{"method":"nes/suggest","params":{"big":[1,2,3]},"id":"x"}`, `"x"`, "nes/suggest"},
+		{`{"id":"x","method":"nes/suggest","params":{"big":[1,2,3]}}`, `"x"`, "nes/suggest"},
+		// The SDK writes params last; reading stops there, so an id after params is not seen.
+		{`{"method":"nes/suggest","params":{"big":[1,2,3]},"id":"x"}`, "", "nes/suggest"},
 		{`{"jsonrpc":"2.0","method":"document/didChange","params":{}}`, "", "document/didChange"},
 		{`not json`, "", ""},
 	} {
@@ -192,5 +179,38 @@ func TestDecodeSuggestionsKeepsTheGoodOnes(t *testing.T) {
 	}
 	if _, err := DecodeSuggestions(json.RawMessage(`{"suggestions":{}}`)); err == nil {
 		t.Error("a result whose suggestions is not a list is an error")
+	}
+}
+
+// TestSuggestAgainstAnInstantAgent: an agent that answers before Suggest has even taken the
+// request's id must not turn a good answer into an error.
+func TestSuggestAgainstAnInstantAgent(t *testing.T) {
+	ag := testagent.New(testagent.Config{Encoding: "utf-8", Suggest: func(_ context.Context, req acp.UnstableSuggestNesRequest, _ string) (any, *acp.RequestError) {
+		return map[string]any{"suggestions": []any{map[string]any{"kind": "jump", "id": "j", "uri": req.Uri, "position": map[string]any{"line": 0, "character": 0}}}}, nil
+	}})
+	toAgentR, toAgentW := io.Pipe()
+	fromAgentR, fromAgentW := io.Pipe()
+	go func() {
+		ag.Serve(toAgentR, fromAgentW)
+		fromAgentW.Close()
+	}()
+	a := Connect(fromAgentR, toAgentW, Options{Log: zerolog.Nop()})
+	defer a.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := a.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartNES(ctx, acp.UnstableStartNesRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: "file:///a", LanguageId: "go", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i++ {
+		sugs, err := a.Suggest(ctx, acp.UnstableSuggestNesRequest{Uri: "file:///a"})
+		if err != nil || len(sugs) != 1 || sugs[0].ID != "j" {
+			t.Fatalf("call %d: %v %v", i, sugs, err)
+		}
 	}
 }

@@ -104,8 +104,9 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 			return nil, acp.NewMethodNotFound(method)
 		}
 	}
+	// The SDK's own diagnostics go to slog's default logger, which main points at the bridge's
+	// log: Connection.SetLogger races with the goroutines NewConnection has already started.
 	a.conn = acp.NewConnection(handler, tapWriter{t: a.tap, w: w}, pr)
-	a.conn.SetLogger(slogFor(opts.Log))
 	return a
 }
 
@@ -197,13 +198,6 @@ func (a *Agent) Events() Events {
 	return a.events
 }
 
-// InitializeResponse is what the agent answered to initialize, or nil before it did.
-func (a *Agent) InitializeResponse() *acp.InitializeResponse {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.init
-}
-
 // StartNES starts the NES session.
 func (a *Agent) StartNES(ctx context.Context, req acp.UnstableStartNesRequest) error {
 	resp, err := acp.SendRequest[acp.UnstableStartNesResponse](a.conn, ctx, acp.AgentMethodNesStart, req)
@@ -293,16 +287,26 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 	var early *suggestResult
 	select {
 	case id = <-idCh:
-	case r := <-resCh: // the request could not even be written
+	case r := <-resCh:
+		// Either the request could not be written (no id), or the agent answered before the id
+		// was taken here.
 		early = &r
-		a.tap.mu.Lock()
-		a.tap.capture = nil
-		a.tap.mu.Unlock()
+		select {
+		case id = <-idCh:
+		default:
+			a.tap.mu.Lock()
+			a.tap.capture = nil
+			a.tap.mu.Unlock()
+		}
 	}
 	a.suggestMu.Unlock()
 	if early != nil {
 		cancel()
-		return nil, fmt.Errorf("nes/suggest: %w", early.err)
+		a.tap.forget(id)
+		if early.err != nil {
+			return nil, fmt.Errorf("nes/suggest: %w", early.err)
+		}
+		return DecodeSuggestions(early.raw)
 	}
 
 	select {

@@ -84,10 +84,9 @@ func envelopeHead(p []byte) (id, method string) {
 			if dec.Decode(&method) != nil {
 				return id, method
 			}
+		case "params":
+			return id, method // the SDK writes params last: never read a large document for nothing
 		default:
-			if id != "" && method != "" {
-				return id, method
-			}
 			var skip json.RawMessage
 			if dec.Decode(&skip) != nil {
 				return id, method
