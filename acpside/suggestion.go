@@ -3,10 +3,8 @@ package acpside
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 
 	acp "github.com/coder/acp-go-sdk"
-	"github.com/rs/zerolog"
 )
 
 // Suggestion is one suggestion from nes/suggest. Exactly one of the kind fields is set for a kind
@@ -77,9 +75,4 @@ func decodeSuggestion(r json.RawMessage) Suggestion {
 		s.Problem = fmt.Sprintf("malformed %s suggestion: %v", head.Kind, err)
 	}
 	return s
-}
-
-// slogFor routes the SDK's own diagnostics into the bridge's log.
-func slogFor(log zerolog.Logger) *slog.Logger {
-	return slog.New(zerolog.NewSlogHandler(log.With().Str("dir", "acp sdk").Logger()))
 }

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 )
 
 var buildOnce struct {
@@ -54,24 +56,13 @@ func binaries(t *testing.T) (bridge, agent string) {
 }
 
 // frameCheck records everything the bridge writes to stdout, to check that it is only LSP frames.
-type frameCheck struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (f *frameCheck) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.buf.Write(p)
-}
+type frameCheck struct{ testutil.SyncBuffer }
 
 var frameHeader = regexp.MustCompile(`^Content-Length: (\d+)\r\n\r\n`)
 
 // verify reports the first byte of stdout that is not part of a Content-Length frame.
 func (f *frameCheck) verify() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b := f.buf.Bytes()
+	b := f.Bytes()
 	for len(b) > 0 {
 		m := frameHeader.FindSubmatch(b)
 		if m == nil {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,10 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 )
 
 // TestNeovimInlineCompletion runs Neovim's own LSP client (vim.lsp.inline_completion, Neovim
@@ -83,7 +83,7 @@ func nvimRun(t *testing.T, nvim, script, bridge, agent, enc, agentEnc string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	var out nvimLockedBuffer
+	var out testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
@@ -232,22 +232,4 @@ func nvimTail(s string, lines int) string {
 		return s
 	}
 	return fmt.Sprintf("... (%d earlier lines)\n%s", len(parts)-lines, strings.Join(parts[len(parts)-lines:], "\n"))
-}
-
-// nvimLockedBuffer collects nvim's stdout and stderr, which exec copies from two goroutines.
-type nvimLockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *nvimLockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *nvimLockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

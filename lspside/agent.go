@@ -137,9 +137,7 @@ func (s *Server) readyAgent(ctx context.Context) *acpside.Agent {
 	case <-ctx.Done():
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.agent
+	return s.currentAgent()
 }
 
 // currentAgent returns the agent if it is ready, without waiting.

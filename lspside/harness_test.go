@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 
@@ -26,27 +26,10 @@ type editor struct {
 	agent  *testagent.Agent
 	exit   chan int
 	toSrv  *io.PipeWriter
-	logBuf *syncBuffer
+	logBuf *testutil.SyncBuffer
 
 	mu       sync.Mutex
 	messages []string // window/showMessage texts
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type harnessOpts struct {
@@ -57,7 +40,7 @@ type harnessOpts struct {
 
 func newEditor(t *testing.T, o harnessOpts) *editor {
 	t.Helper()
-	e := &editor{t: t, exit: make(chan int, 1), logBuf: &syncBuffer{}}
+	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}}
 	cfg := o.cfg
 	cfg.Log = zerolog.New(e.logBuf).Level(zerolog.DebugLevel)
 	cfg.Version = "test"

@@ -150,10 +150,3 @@ func (t *tracker) endLate(sugs []acpside.Suggestion) {
 		}
 	}
 }
-
-// count returns the number of live suggestions.
-func (t *tracker) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.by)
-}

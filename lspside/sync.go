@@ -130,14 +130,22 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	return nil
 }
 
-func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
+// documentURI reads the params of a notification that only names a document.
+func documentURI(raw json.RawMessage) (string, error) {
 	var p struct {
 		TextDocument textDocumentID `json:"textDocument"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("bad params: %w", err)
+		return "", fmt.Errorf("bad params: %w", err)
 	}
-	uri := p.TextDocument.URI
+	return p.TextDocument.URI, nil
+}
+
+func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
+	uri, err := documentURI(raw)
+	if err != nil {
+		return err
+	}
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
 	if _, ok := s.docs.Close(uri); !ok {
@@ -154,13 +162,10 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 }
 
 func (s *Server) didSave(ctx context.Context, raw json.RawMessage) error {
-	var p struct {
-		TextDocument textDocumentID `json:"textDocument"`
+	uri, err := documentURI(raw)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("bad params: %w", err)
-	}
-	uri := p.TextDocument.URI
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
 	if _, ok := s.docs.Get(uri); !ok {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -73,7 +72,6 @@ func New(cfg Config) *Agent {
 // Serve speaks ACP on r (what the client writes) and w until r ends.
 func (a *Agent) Serve(r io.Reader, w io.Writer) {
 	a.conn = acp.NewConnection(a.handle, w, r)
-	a.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	<-a.conn.Done()
 }
 
