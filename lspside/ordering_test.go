@@ -240,3 +240,37 @@ func TestInvalidSuggestionsAreDropped(t *testing.T) {
 	e.waitAgent("nes/reject good", rejectOf("good", acp.UnstableNesRejectReasonIgnored))
 	checkEndedOnce(t, e, "out-of-range", "overlap", "reversed", "unknown-kind", "other-line", "good")
 }
+
+// TestTriggerKind: an invoked inline completion asks the agent with triggerKind manual, an
+// automatic one (or one without context) with automatic.
+func TestTriggerKind(t *testing.T) {
+	const uri = "file:///work/project/t.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
+	e.initialize()
+	e.open(uri, "x\n")
+	for _, tc := range []struct {
+		context any
+		want    acp.UnstableNesTriggerKind
+	}{
+		{map[string]any{"triggerKind": 1}, acp.UnstableNesTriggerKindManual},
+		{map[string]any{"triggerKind": 2}, acp.UnstableNesTriggerKindAutomatic},
+		{nil, acp.UnstableNesTriggerKindAutomatic},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			params := map[string]any{"textDocument": map[string]any{"uri": uri}, "position": lspPos(pos{0, 1})}
+			if tc.context != nil {
+				params["context"] = tc.context
+			}
+			done <- e.call("textDocument/inlineCompletion", params, nil)
+		}()
+		if got := sc.nextCall(t).req.TriggerKind; got != tc.want {
+			t.Errorf("context %v: triggerKind %q, want %q", tc.context, got, tc.want)
+		}
+		sc.answers <- map[string]any{"suggestions": []any{}}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
