@@ -47,6 +47,11 @@ type Events struct {
 	FullSync bool
 }
 
+// ContextWanted says which nes/suggest context keys the agent asked for.
+type ContextWanted struct {
+	Diagnostics bool
+}
+
 // ErrNoNES reports an agent that does not advertise the NES capability.
 var ErrNoNES = errors.New("the agent does not offer Next Edit Suggestions (no agentCapabilities.nes)")
 
@@ -69,6 +74,7 @@ type Agent struct {
 	init    *acp.InitializeResponse
 	enc     encoding.Kind
 	events  Events
+	context ContextWanted
 	session acp.SessionId
 	closed  bool
 }
@@ -160,6 +166,10 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 	if nesCaps == nil {
 		return &resp, ErrNoNES
 	}
+	a.context = ContextWanted{}
+	if c := nesCaps.Context; c != nil {
+		a.context.Diagnostics = c.Diagnostics != nil
+	}
 	a.events = Events{}
 	if ev := nesCaps.Events; ev != nil && ev.Document != nil {
 		d := ev.Document
@@ -196,6 +206,13 @@ func (a *Agent) Events() Events {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.events
+}
+
+// Context is the nes/suggest context the agent asked for.
+func (a *Agent) Context() ContextWanted {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.context
 }
 
 // StartNES starts the NES session.
@@ -249,6 +266,12 @@ func (a *Agent) DidClose(ctx context.Context, p acp.UnstableDidCloseDocumentNoti
 func (a *Agent) DidSave(ctx context.Context, p acp.UnstableDidSaveDocumentNotification) error {
 	p.SessionId = a.Session()
 	return a.notify(ctx, acp.AgentMethodDocumentDidSave, p)
+}
+
+// DidFocus forwards document/didFocus.
+func (a *Agent) DidFocus(ctx context.Context, p acp.UnstableDidFocusDocumentNotification) error {
+	p.SessionId = a.Session()
+	return a.notify(ctx, acp.AgentMethodDocumentDidFocus, p)
 }
 
 // Accept sends nes/accept.

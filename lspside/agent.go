@@ -84,7 +84,10 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 		ClientName:    "acp-lsp-bridge",
 		ClientVersion: s.cfg.Version,
 		Encodings:     []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16},
-		Late:          s.sugs.endLate,
+		// Every kind is presented: edits inline, as Copilot inline edits, code actions and
+		// completion items; jumps, renames and search-and-replace as code actions.
+		Kinds: acpside.ClientKinds{Jump: true, Rename: true, SearchAndReplace: true},
+		Late:  s.sugs.endLate,
 	}
 	if s.cfg.ConnectAgent != nil {
 		return s.cfg.ConnectAgent(opts)

@@ -3,8 +3,21 @@ package lspside
 import (
 	"context"
 	"encoding/json"
+	"time"
 
+	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+)
+
+// clientWait bounds the bridge's own requests to the editor (showDocument, applyEdit); the user's
+// answer to a question (showMessageRequest) may take longer.
+const (
+	clientWait = 10 * time.Second
+	userWait   = 2 * time.Minute
 )
 
 func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any, error) {
@@ -15,32 +28,220 @@ func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any
 	if err := json.Unmarshal(req.Params(), &p); err != nil {
 		return nil, invalidParams("workspace/executeCommand: %v", err)
 	}
+	// Commands call back into the editor (showDocument, applyEdit): release the read loop first.
+	rctx, done := s.track(req.ID())
+	jsonrpc2.Async(ctx)
+	defer done()
 	switch p.Command {
 	case CommandAccept:
 		var id string
 		if len(p.Arguments) != 1 || json.Unmarshal(p.Arguments[0], &id) != nil || id == "" {
 			return nil, invalidParams("%s takes one argument: the suggestion id", CommandAccept)
 		}
-		return s.accept(ctx, id)
+		return nil, s.accept(rctx, id)
+	case CommandReject:
+		return nil, s.rejectCommand(rctx, p.Arguments)
+	case CommandSuggest:
+		return nil, s.suggestCommand(rctx, p.Arguments)
 	}
 	return nil, invalidParams("unknown command %q", p.Command)
 }
 
-// accept sends nes/accept for a live suggestion. An id that already ended is logged and ignored:
-// it must not end twice.
-func (s *Server) accept(ctx context.Context, id string) (any, error) {
-	if _, ok := s.sugs.take(id); !ok {
+// accept sends nes/accept for a live suggestion and takes the user to where it leads: a jump's
+// target, the other file an edit changed, or the edit's cursorPosition. An id that already ended is
+// logged and ignored: it must not end twice.
+func (s *Server) accept(ctx context.Context, id string) error {
+	l, ok := s.sugs.take(id)
+	if !ok {
 		s.log.Warn().Str("id", id).Msg("accept for a suggestion that is not live (unknown or already ended); ignored")
-		return nil, nil
+		return nil
 	}
 	agent := s.currentAgent()
 	if agent == nil {
 		s.log.Warn().Str("id", id).Msg("accept with no agent running")
-		return nil, nil
+		return nil
 	}
 	s.log.Debug().Str("dir", "bridge→agent").Str("id", id).Msg("nes/accept")
-	if err := agent.Accept(jsonrpc2.DetachContext(ctx), id); err != nil {
+	if err := agent.Accept(ctx, id); err != nil {
 		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("nes/accept")
 	}
-	return nil, nil
+	switch {
+	case l.jump != nil:
+		s.showDocument(ctx, *l.jump)
+	case l.after != nil:
+		s.showDocument(ctx, *l.after)
+	}
+	return nil
+}
+
+// showDocument asks the editor to show a location (window/showDocument), when it can.
+func (s *Server) showDocument(ctx context.Context, loc location) {
+	if !s.clientSupports(func(c clientCaps) bool { return c.showDocument }) {
+		s.log.Debug().Str("uri", loc.uri).Msg("the editor does not support window/showDocument")
+		return
+	}
+	r, err := loc.mapper.OffsetsRange(loc.start, loc.end, s.editorEncoding())
+	if err != nil {
+		s.log.Warn().Err(err).Msg("window/showDocument")
+		return
+	}
+	sel := translate.RangeToLSP(r)
+	cctx, cancel := context.WithTimeout(ctx, clientWait)
+	defer cancel()
+	var res struct {
+		Success bool `json:"success"`
+	}
+	if _, err := s.conn.Call(cctx, "window/showDocument", translate.ShowDocumentParams{URI: loc.uri, TakeFocus: true, Selection: &sel}, &res); err != nil {
+		s.log.Warn().Str("dir", "bridge→editor").Err(err).Msg("window/showDocument")
+	} else if !res.Success {
+		s.log.Info().Str("uri", loc.uri).Msg("the editor could not show the document")
+	}
+}
+
+// rejectCommand dismisses suggestions explicitly: [id] that one, [{"uri": U}] those of a document,
+// [] every live one.
+func (s *Server) rejectCommand(ctx context.Context, args []json.RawMessage) error {
+	var ended []*live
+	switch {
+	case len(args) == 0:
+		ended = s.sugs.takeWhere(func(*live) bool { return true })
+	case len(args) == 1:
+		var id string
+		var doc struct {
+			URI string `json:"uri"`
+		}
+		switch {
+		case json.Unmarshal(args[0], &id) == nil && id != "":
+			if l, ok := s.sugs.take(id); ok {
+				ended = []*live{l}
+			}
+		case json.Unmarshal(args[0], &doc) == nil && doc.URI != "":
+			ended = s.sugs.takeWhere(func(l *live) bool { return l.uri == doc.URI })
+		default:
+			return invalidParams("%s takes a suggestion id, {\"uri\": ...}, or nothing", CommandReject)
+		}
+	default:
+		return invalidParams("%s takes a suggestion id, {\"uri\": ...}, or nothing", CommandReject)
+	}
+	agent := s.currentAgent()
+	for _, l := range ended {
+		s.sugs.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonRejected)
+	}
+	return nil
+}
+
+// suggestCommand asks for a suggestion by hand (triggerKind "manual") at [{"uri": U, "position": P}],
+// shows the best one where it applies and asks the user: Apply (workspace/applyEdit, then accept)
+// or Dismiss (reject). Without an answer it stays live and is offered as a code action.
+func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) error {
+	var p struct {
+		URI      string      `json:"uri"`
+		Position lspPosition `json:"position"`
+	}
+	if len(args) != 1 || json.Unmarshal(args[0], &p) != nil || p.URI == "" {
+		return invalidParams("%s takes one argument: {\"uri\": ..., \"position\": {\"line\": L, \"character\": C}}", CommandSuggest)
+	}
+	snap, ok := s.docs.Get(p.URI)
+	if !ok {
+		return invalidParams("%s: document not open: %s", CommandSuggest, p.URI)
+	}
+	editor := s.editorEncoding()
+	cursor, err := snap.Mapper.PositionOffset(encoding.Position{Line: p.Position.Line, Character: p.Position.Character}, editor)
+	if err != nil {
+		return invalidParams("%s: position: %v", CommandSuggest, err)
+	}
+	lives, err := s.requestSuggestions(ctx, suggestRequest{snap: snap, cursor: cursor, trigger: acp.UnstableNesTriggerKindManual})
+	if err != nil {
+		return err
+	}
+	best := bestSuggestion(lives, cursor)
+	if best == nil {
+		s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: the agent has no suggestion here.")
+		return nil
+	}
+	if loc := best.where(); loc != nil {
+		s.showDocument(ctx, *loc)
+	}
+	answer, err := s.ask(ctx, best.title+"?", "Apply", "Dismiss")
+	switch {
+	case err != nil:
+		s.log.Warn().Err(err).Msg("window/showMessageRequest; the suggestion stays available as a code action")
+		return nil
+	case answer == "Dismiss":
+		return s.rejectCommand(ctx, []json.RawMessage{mustJSON(best.id)})
+	case answer != "Apply":
+		return nil // closed without choosing: still live
+	}
+	if len(best.files) > 0 {
+		we, err := translate.ToWorkspaceEdit(best.files, editor, s.clientSupports(func(c clientCaps) bool { return c.documentChanges }))
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, clientWait)
+		defer cancel()
+		var res struct {
+			Applied       bool   `json:"applied"`
+			FailureReason string `json:"failureReason"`
+		}
+		if _, err := s.conn.Call(cctx, "workspace/applyEdit", map[string]any{"label": best.title, "edit": we}, &res); err != nil || !res.Applied {
+			s.log.Warn().Err(err).Str("reason", res.FailureReason).Msg("workspace/applyEdit was not applied; the suggestion stays live")
+			return nil
+		}
+	}
+	return s.accept(ctx, best.id)
+}
+
+// bestSuggestion picks what a manual request offers: an edit of the document nearest the cursor,
+// else the first other suggestion.
+func bestSuggestion(lives []*live, cursor int) *live {
+	var best *live
+	for _, l := range lives {
+		if l.repl != nil && l.kind == "edit" && (best == nil || best.repl == nil || distance(*l.repl, cursor) < distance(*best.repl, cursor)) {
+			best = l
+		}
+	}
+	if best == nil && len(lives) > 0 {
+		best = lives[0]
+	}
+	return best
+}
+
+// where is the location a suggestion concerns, to show before asking about it.
+func (l *live) where() *location {
+	switch {
+	case l.jump != nil:
+		return l.jump
+	case len(l.files) > 0:
+		f := l.files[0]
+		return &location{uri: f.URI, mapper: f.Mapper, start: f.Spans[0].Start, end: f.Spans[0].End}
+	}
+	return nil
+}
+
+// ask puts a question to the user with window/showMessageRequest and returns the chosen title ("" when
+// the user closed it).
+func (s *Server) ask(ctx context.Context, question string, options ...string) (string, error) {
+	actions := make([]map[string]string, len(options))
+	for i, o := range options {
+		actions[i] = map[string]string{"title": o}
+	}
+	cctx, cancel := context.WithTimeout(ctx, userWait)
+	defer cancel()
+	var res *struct {
+		Title string `json:"title"`
+	}
+	if _, err := s.conn.Call(cctx, "window/showMessageRequest", map[string]any{
+		"type": protocol.MessageTypeInfo, "message": question, "actions": actions,
+	}, &res); err != nil {
+		return "", err
+	}
+	if res == nil {
+		return "", nil
+	}
+	return res.Title, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }

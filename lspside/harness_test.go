@@ -28,8 +28,14 @@ type editor struct {
 	toSrv  *io.PipeWriter
 	logBuf *testutil.SyncBuffer
 
-	mu       sync.Mutex
-	messages []string // window/showMessage texts
+	root   string // the workspace folder's URI; initialize sends it
+	answer string // what the user picks in window/showMessageRequest
+
+	mu        sync.Mutex
+	messages  []string // window/showMessage texts
+	shown     []json.RawMessage
+	applied   []json.RawMessage
+	questions []string
 }
 
 type harnessOpts struct {
@@ -40,7 +46,7 @@ type harnessOpts struct {
 
 func newEditor(t *testing.T, o harnessOpts) *editor {
 	t.Helper()
-	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}}
+	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}, root: "file:///work/project"}
 	cfg := o.cfg
 	cfg.Log = zerolog.New(e.logBuf).Level(zerolog.DebugLevel)
 	cfg.Version = "test"
@@ -65,14 +71,32 @@ func newEditor(t *testing.T, o harnessOpts) *editor {
 	}()
 	e.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(pipeRWC{srvOutR, srvInW}))
 	e.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		if req.Method() == "window/showMessage" {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		params := json.RawMessage(append([]byte(nil), req.Params()...))
+		switch req.Method() {
+		case "window/showMessage":
 			var p struct {
 				Message string `json:"message"`
 			}
-			_ = json.Unmarshal(req.Params(), &p)
-			e.mu.Lock()
+			_ = json.Unmarshal(params, &p)
 			e.messages = append(e.messages, p.Message)
-			e.mu.Unlock()
+		case "window/showDocument":
+			e.shown = append(e.shown, params)
+			return map[string]any{"success": true}, nil
+		case "workspace/applyEdit":
+			e.applied = append(e.applied, params)
+			return map[string]any{"applied": true}, nil
+		case "window/showMessageRequest":
+			var p struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(params, &p)
+			e.questions = append(e.questions, p.Message)
+			if e.answer == "" {
+				return nil, nil
+			}
+			return map[string]any{"title": e.answer}, nil
 		}
 		return nil, nil
 	})
@@ -120,14 +144,21 @@ func (e *editor) notify(method string, params any) {
 // initialize runs initialize/initialized offering encodings and returns the negotiated one.
 func (e *editor) initialize(encodings ...string) string {
 	e.t.Helper()
+	caps := map[string]any{"window": map[string]any{"showDocument": map[string]any{"support": true}}}
+	if encodings != nil {
+		caps["general"] = map[string]any{"positionEncodings": encodings}
+	}
+	return e.initializeWith(caps)
+}
+
+// initializeWith runs initialize/initialized with these client capabilities.
+func (e *editor) initializeWith(caps map[string]any) string {
+	e.t.Helper()
 	params := map[string]any{
 		"processId":        nil,
-		"rootUri":          "file:///work/project",
-		"workspaceFolders": []any{map[string]any{"uri": "file:///work/project", "name": "project"}},
-		"capabilities":     map[string]any{},
-	}
-	if encodings != nil {
-		params["capabilities"] = map[string]any{"general": map[string]any{"positionEncodings": encodings}}
+		"rootUri":          e.root,
+		"workspaceFolders": []any{map[string]any{"uri": e.root, "name": "project"}},
+		"capabilities":     caps,
 	}
 	var res struct {
 		Capabilities struct {

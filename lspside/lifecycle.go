@@ -32,10 +32,51 @@ type initializeParams struct {
 		TextDocument *struct {
 			InlineCompletion *json.RawMessage `json:"inlineCompletion"`
 		} `json:"textDocument"`
+		Workspace *struct {
+			WorkspaceEdit *struct {
+				DocumentChanges bool `json:"documentChanges"`
+			} `json:"workspaceEdit"`
+		} `json:"workspace"`
+		Window *struct {
+			ShowDocument *struct {
+				Support bool `json:"support"`
+			} `json:"showDocument"`
+		} `json:"window"`
 	} `json:"capabilities"`
 	InitializationOptions *struct {
 		Agent *acpside.Command `json:"agent"`
+		// Completion turns the completion-item surface on or off; by default it is on for
+		// clients without inline completion.
+		Completion *bool `json:"completion"`
 	} `json:"initializationOptions"`
+}
+
+// clientCaps is what the bridge needs to know of the client.
+type clientCaps struct {
+	documentChanges  bool // WorkspaceEdit.documentChanges
+	showDocument     bool // window/showDocument
+	inlineCompletion bool
+	completion       bool // serve completion items
+}
+
+func (p initializeParams) clientCaps() clientCaps {
+	var c clientCaps
+	caps := p.Capabilities
+	c.inlineCompletion = caps.TextDocument != nil && caps.TextDocument.InlineCompletion != nil
+	c.documentChanges = caps.Workspace != nil && caps.Workspace.WorkspaceEdit != nil && caps.Workspace.WorkspaceEdit.DocumentChanges
+	c.showDocument = caps.Window != nil && caps.Window.ShowDocument != nil && caps.Window.ShowDocument.Support
+	c.completion = !c.inlineCompletion
+	if o := p.InitializationOptions; o != nil && o.Completion != nil {
+		c.completion = *o.Completion
+	}
+	return c
+}
+
+// clientSupports reports a client capability.
+func (s *Server) clientSupports(f func(clientCaps) bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f(s.client)
 }
 
 func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -54,26 +95,28 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.state = stateInitialized
 	s.editorEnc = enc
 	s.init = p
+	s.client = p.clientCaps()
+	client := s.client
 	s.mu.Unlock()
-	client := "unknown client"
+	name := "unknown client"
 	if p.ClientInfo != nil {
-		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
+		name = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
-	s.log.Info().Str("client", client).Strs("offered", offered).Str("positionEncoding", enc.String()).Msg("initialize")
+	s.log.Info().Str("client", name).Bool("completionItems", client.completion).Strs("offered", offered).Str("positionEncoding", enc.String()).Msg("initialize")
 	// The agent starts in the background so that initialize is answered at once.
 	go s.startAgent(jsonrpc2.DetachContext(ctx))
 	return result(protocol.InitializeResult{
-		Capabilities: capabilities(enc),
+		Capabilities: capabilities(enc, client),
 		ServerInfo:   protocol.ServerInfo{Name: "acp-lsp-bridge", Version: protocol.NewOptional(s.cfg.Version)},
 	})
 }
 
 // capabilities is the one place where the server's capabilities are built: only what is
 // implemented is advertised.
-func capabilities(enc encoding.Kind) protocol.ServerCapabilities {
+func capabilities(enc encoding.Kind, client clientCaps) protocol.ServerCapabilities {
 	yes := true
 	change := protocol.TextDocumentSyncKindIncremental
-	return protocol.ServerCapabilities{
+	caps := protocol.ServerCapabilities{
 		PositionEncoding: protocol.PositionEncodingKind(enc.String()),
 		TextDocumentSync: &protocol.TextDocumentSyncOptions{
 			OpenClose: &yes,
@@ -81,10 +124,19 @@ func capabilities(enc encoding.Kind) protocol.ServerCapabilities {
 			Save:      &protocol.SaveOptions{},
 		},
 		InlineCompletionProvider: protocol.Boolean(true),
+		CodeActionProvider: &protocol.CodeActionOptions{
+			CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactorRewrite},
+		},
 		ExecuteCommandProvider: protocol.ExecuteCommandOptions{
-			Commands: []string{CommandAccept},
+			Commands: []string{CommandAccept, CommandReject, CommandSuggest},
 		},
 	}
+	// textDocument/copilotInlineEdit is not a standard capability: Copilot's clients ask without
+	// one, and it is answered whatever the client advertises.
+	if client.completion {
+		caps.CompletionProvider = &protocol.CompletionOptions{}
+	}
+	return caps
 }
 
 func (s *Server) initialized(ctx context.Context) {

@@ -28,7 +28,12 @@ import (
 
 // Commands the bridge implements through workspace/executeCommand.
 const (
+	// CommandAccept [id] takes a suggestion: nes/accept, and the cursor to where it leads.
 	CommandAccept = "acp-lsp-bridge.accept"
+	// CommandReject [id] | [] | [{uri}] dismisses suggestions: nes/reject "rejected".
+	CommandReject = "acp-lsp-bridge.reject"
+	// CommandSuggest [{uri, position}] asks for a suggestion by hand and offers the best one.
+	CommandSuggest = "acp-lsp-bridge.suggest"
 )
 
 // Config configures a server.
@@ -70,6 +75,7 @@ type Server struct {
 	state      serverState
 	editorEnc  encoding.Kind
 	init       initializeParams
+	client     clientCaps
 	agent      *acpside.Agent // non-nil once ready
 	agentDone  chan struct{}  // closed when the start attempt ended, ready or not
 	agentErr   string         // why there is no agent
@@ -194,6 +200,14 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	switch method {
 	case "textDocument/inlineCompletion":
 		return s.inlineCompletion(ctx, req)
+	case "textDocument/copilotInlineEdit":
+		return s.copilotInlineEdit(ctx, req)
+	case "textDocument/codeAction":
+		return s.codeAction(ctx, req)
+	case "textDocument/completion":
+		if s.clientSupports(func(c clientCaps) bool { return c.completion }) {
+			return s.completion(ctx, req)
+		}
 	case "workspace/executeCommand":
 		return s.executeCommand(ctx, req)
 	}
@@ -226,6 +240,10 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 		err = s.didSave(ctx, params)
 	case "$/cancelRequest":
 		err = s.cancelRequest(params)
+	case "textDocument/didFocus": // Copilot's
+		err = s.didFocus(ctx, params)
+	case "textDocument/didShowInlineEdit": // Copilot's: the client showed an inline edit
+		s.log.Debug().Msg("the editor showed an inline edit")
 	case "$/setTrace", "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders":
 	default:
 		s.log.Debug().Str("method", method).Msg("notification not handled")

@@ -36,28 +36,44 @@ func TestInitializeNegotiatesEncoding(t *testing.T) {
 }
 
 func TestCapabilitiesAdvertiseOnlyWhatIsImplemented(t *testing.T) {
-	e := newEditor(t, harnessOpts{})
-	var res map[string]map[string]json.RawMessage
-	e.mustCall("initialize", map[string]any{"capabilities": map[string]any{}}, &res)
-	caps := res["capabilities"]
-	var keys []string
-	for k := range caps {
-		keys = append(keys, k)
-	}
-	want := map[string]bool{"positionEncoding": true, "textDocumentSync": true, "inlineCompletionProvider": true, "executeCommandProvider": true}
-	for _, k := range keys {
-		if !want[k] {
-			t.Errorf("advertises %q, which the bridge does not implement", k)
-		}
-	}
-	if len(keys) != len(want) {
-		t.Errorf("capabilities %v, want exactly %v", keys, want)
-	}
-	if got := string(caps["textDocumentSync"]); got != `{"openClose":true,"change":2,"save":{}}` {
-		t.Errorf("textDocumentSync = %s", got)
-	}
-	if got := string(caps["executeCommandProvider"]); got != `{"commands":["acp-lsp-bridge.accept"]}` {
-		t.Errorf("executeCommandProvider = %s", got)
+	inline := map[string]any{"textDocument": map[string]any{"inlineCompletion": map[string]any{}}}
+	for _, tc := range []struct {
+		name       string
+		params     map[string]any
+		completion bool
+	}{
+		{"client with inline completion", map[string]any{"capabilities": inline}, false},
+		{"client without inline completion", map[string]any{"capabilities": map[string]any{}}, true},
+		{"completion turned off", map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"completion": false}}, false},
+		{"completion turned on", map[string]any{"capabilities": inline, "initializationOptions": map[string]any{"completion": true}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEditor(t, harnessOpts{})
+			var res map[string]map[string]json.RawMessage
+			e.mustCall("initialize", tc.params, &res)
+			caps := res["capabilities"]
+			want := map[string]bool{"positionEncoding": true, "textDocumentSync": true, "inlineCompletionProvider": true,
+				"codeActionProvider": true, "executeCommandProvider": true, "completionProvider": tc.completion}
+			for k := range caps {
+				if !want[k] {
+					t.Errorf("advertises %q", k)
+				}
+			}
+			for k, w := range want {
+				if _, ok := caps[k]; w && !ok {
+					t.Errorf("does not advertise %q", k)
+				}
+			}
+			if got := string(caps["textDocumentSync"]); got != `{"openClose":true,"change":2,"save":{}}` {
+				t.Errorf("textDocumentSync = %s", got)
+			}
+			if got := string(caps["executeCommandProvider"]); got != `{"commands":["acp-lsp-bridge.accept","acp-lsp-bridge.reject","acp-lsp-bridge.suggest"]}` {
+				t.Errorf("executeCommandProvider = %s", got)
+			}
+			if got := string(caps["codeActionProvider"]); got != `{"codeActionKinds":["quickfix","refactor.rewrite"]}` {
+				t.Errorf("codeActionProvider = %s", got)
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package lspside
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"sync"
 
@@ -11,17 +12,6 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
-
-// live is a suggestion id that has not ended yet.
-type live struct {
-	id  string
-	uri string // the document whose request produced it
-	// For an edit of that document: the snapshot it was computed on and the merged replacement.
-	base *document.Snapshot
-	repl *translate.Replacement
-	// shown: presented to the editor; applied: the document now reads as the suggestion proposed.
-	shown, applied bool
-}
 
 // tracker makes every suggestion id the agent returns end exactly once: nes/accept, or nes/reject
 // with replaced, cancelled, ignored or rejected.
@@ -87,23 +77,33 @@ func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri strin
 	}
 }
 
-// documentChanged ends the suggestions for a document that the change invalidated, as ignored. A
-// suggestion survives while the document still reads as its base text with the replaced region
-// becoming a prefix of the suggestion's text (the user typing it through), or the whole of it (the
-// user accepted it; the accept command follows).
+// documentChanged ends, as ignored, the suggestions that a change of a document invalidated. A
+// suggestion that changes the document survives while the document still reads as the text it was
+// computed on with its changed region becoming a prefix of what the suggestion proposes (the user
+// typing it through), or all of it (the user applied it; the accept command follows). Any other
+// suggestion produced for the document (a jump, an edit of another file) ends with any change.
 func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot) {
 	text := snap.Text()
 	var ended []*live
 	t.mu.Lock()
 	for id, l := range t.by {
-		if l.uri != snap.URI {
-			continue
-		}
-		if l.repl != nil {
-			if ok, applied := consistent(l.base.Text(), *l.repl, text); ok {
-				l.applied = applied
+		touched, keep, applied := false, true, true
+		for _, f := range l.files {
+			if f.URI != snap.URI {
 				continue
 			}
+			touched = true
+			base := f.Mapper.Text()
+			ok, done := consistent(base, translate.Merge(base, f.Spans), text)
+			keep = keep && ok
+			applied = applied && done
+		}
+		switch {
+		case touched && keep:
+			l.applied = l.applied || applied
+			continue
+		case !touched && l.uri != snap.URI:
+			continue
 		}
 		ended = append(ended, l)
 		delete(t.by, id)
@@ -112,6 +112,20 @@ func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, sna
 	for _, l := range ended {
 		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonIgnored)
 	}
+}
+
+// live returns the live suggestions produced for a document at one version, oldest id first.
+func (t *tracker) forDocument(uri string, version int) []*live {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*live
+	for _, l := range t.by {
+		if l.uri == uri && l.base.Version == version && !l.applied {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
 }
 
 // consistent reports whether text is base with r's region replaced by a prefix of r.Text, and

@@ -6,7 +6,6 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/protocol"
@@ -85,38 +84,11 @@ type Replacement struct {
 // all. The edits apply simultaneously: each range refers to the original text; overlapping ranges
 // are an error, as are out-of-range positions and a start after an end.
 func EditsToReplacement(m *encoding.Mapper, edits []acp.UnstableNesTextEdit, agent encoding.Kind) (Replacement, error) {
-	if len(edits) == 0 {
-		return Replacement{}, fmt.Errorf("the suggestion has no edits")
+	spans, err := EditsToSpans(m, edits, agent)
+	if err != nil {
+		return Replacement{}, err
 	}
-	type span struct {
-		start, end int
-		text       string
-	}
-	spans := make([]span, len(edits))
-	for i, e := range edits {
-		s, en, err := m.RangeOffsets(RangeFromACP(e.Range), agent)
-		if err != nil {
-			return Replacement{}, fmt.Errorf("edit %d: %w", i, err)
-		}
-		spans[i] = span{s, en, e.NewText}
-	}
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-	for i := 1; i < len(spans); i++ {
-		if spans[i].start < spans[i-1].end {
-			return Replacement{}, fmt.Errorf("edits overlap at byte %d", spans[i].start)
-		}
-	}
-	text := m.Text()
-	start, end := spans[0].start, spans[len(spans)-1].end
-	var b []byte
-	at := start
-	for _, s := range spans {
-		b = append(b, text[at:s.start]...)
-		b = append(b, s.text...)
-		at = s.end
-	}
-	b = append(b, text[at:end]...)
-	return Replacement{Start: start, End: end, Text: string(b)}, nil
+	return Merge(m.Text(), spans), nil
 }
 
 // FitsInline reports whether a replacement can be shown as an inline completion at cursor: it

@@ -31,6 +31,8 @@ type Config struct {
 	Encoding string // "utf-8", "utf-16" or "utf-32"; "" picks utf-16
 	Sync     string // "incremental" or "full"
 	NoNES    bool   // answer initialize without the nes capability
+	// ContextDiagnostics asks for the diagnostics context in nes/suggest.
+	ContextDiagnostics bool
 	// StartError, when set, is the error nes/start answers with.
 	StartError *acp.RequestError
 	Rules      []Rule
@@ -143,6 +145,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 				DidClose:  &acp.NesDocumentDidCloseCapabilities{},
 				DidSave:   &acp.NesDocumentDidSaveCapabilities{},
 			}}}
+			if a.cfg.ContextDiagnostics {
+				caps.Nes.Context = &acp.NesContextCapabilities{Diagnostics: &acp.NesDiagnosticsCapabilities{}}
+			}
 		}
 		return acp.InitializeResponse{
 			ProtocolVersion:   acp.ProtocolVersionNumber,

@@ -1,0 +1,91 @@
+package lspside
+
+import (
+	"context"
+	"encoding/json"
+
+	acp "github.com/coder/acp-go-sdk"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+)
+
+// copilotInlineEdit answers Copilot's textDocument/copilotInlineEdit, so that the plugins written for
+// Copilot's next edit suggestions (sidekick.nvim, copilot-lsp.nvim, copilot.lua, copilot.el) work
+// unchanged: at most one edit, the best edit suggestion for the document (the one nearest the
+// position), anywhere in the file, with the request's document version echoed exactly.
+func (s *Server) copilotInlineEdit(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	p, snap, cursor, err := s.snapshotAt("textDocument/copilotInlineEdit", json.RawMessage(req.Params()))
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		Edits []translate.CopilotInlineEdit `json:"edits"`
+	}
+	empty := result{Edits: []translate.CopilotInlineEdit{}}
+	var version int
+	if json.Unmarshal(p.TextDocument.Version, &version) == nil && len(p.TextDocument.Version) > 0 && version != snap.Version {
+		s.log.Debug().Int("requested", version).Int("current", snap.Version).Msg("copilotInlineEdit for another version; nothing to show")
+		return empty, nil
+	}
+	editor := s.editorEncoding()
+	rctx, done := s.track(req.ID())
+	jsonrpc2.Async(ctx)
+	defer done()
+	lives, err := s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: cursor, trigger: trigger(p)})
+	if err != nil {
+		return nil, err
+	}
+	var best *live
+	for _, l := range lives {
+		if l.kind != "edit" || l.repl == nil {
+			continue
+		}
+		if best == nil || distance(*l.repl, cursor) < distance(*best.repl, cursor) {
+			best = l
+		}
+	}
+	if best == nil {
+		return empty, nil
+	}
+	echo := p.TextDocument.Version
+	if len(echo) == 0 {
+		echo = json.RawMessage("null")
+	}
+	edit, err := translate.ToCopilotInlineEdit(snap.Mapper, *best.repl, editor, snap.URI, echo, acceptCommand(best.id))
+	if err != nil {
+		return nil, err
+	}
+	return result{Edits: []translate.CopilotInlineEdit{edit}}, nil
+}
+
+// distance is how far a replacement lies from an offset.
+func distance(r translate.Replacement, off int) int {
+	switch {
+	case off < r.Start:
+		return r.Start - off
+	case off > r.End:
+		return off - r.End
+	}
+	return 0
+}
+
+// didFocus handles Copilot's textDocument/didFocus: forwarded as document/didFocus when the agent
+// asked for it.
+func (s *Server) didFocus(ctx context.Context, raw json.RawMessage) error {
+	uri, err := documentURI(raw)
+	if err != nil {
+		return err
+	}
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	snap, ok := s.docs.Get(uri)
+	if !ok {
+		return nil // Copilot sends didFocus for buffers it does not sync, too
+	}
+	agent := s.currentAgent()
+	if agent == nil || !agent.Events().DidFocus {
+		return nil
+	}
+	return agent.DidFocus(ctx, acp.UnstableDidFocusDocumentNotification{Uri: uri, Version: snap.Version})
+}

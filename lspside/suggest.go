@@ -1,0 +1,102 @@
+package lspside
+
+import (
+	"context"
+	"errors"
+
+	acp "github.com/coder/acp-go-sdk"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+)
+
+// suggestRequest is what a request for suggestions took, in order, before it ran.
+type suggestRequest struct {
+	snap    *document.Snapshot
+	cursor  int // byte offset in snap
+	trigger acp.UnstableNesTriggerKind
+	// diagnostics from the editor, sent to an agent that asked for them.
+	diagnostics []lspDiagnostic
+}
+
+var errCancelled = jsonrpc2.Errorf(codeRequestCancelled, "request cancelled")
+
+// requestSuggestions asks the agent for suggestions at a snapshot and records the answer as live
+// suggestions, each presented once for every surface. It returns nothing for an answer to a
+// version that is no longer current (those ids end as ignored), and no error when there is no
+// agent: the editor then sees an empty result.
+func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]*live, error) {
+	wait, cancel := context.WithTimeout(ctx, s.cfg.SuggestTimeout)
+	defer cancel()
+	agent := s.readyAgent(wait)
+	if ctx.Err() != nil {
+		return nil, errCancelled
+	}
+	if agent == nil {
+		return nil, nil
+	}
+	uri := req.snap.URI
+	s.sugs.supersede(ctx, agent, uri)
+	agentEnc := agent.Encoding()
+	pos, err := translate.OffsetToACP(req.snap.Mapper, req.cursor, agentEnc)
+	if err != nil {
+		return nil, invalidParams("position: %v", err)
+	}
+	params := acp.UnstableSuggestNesRequest{
+		Uri: uri, Version: req.snap.Version, Position: pos, TriggerKind: req.trigger,
+	}
+	if len(req.diagnostics) > 0 && agent.Context().Diagnostics {
+		if diags := s.diagnosticsToACP(req.snap, req.diagnostics, s.editorEncoding(), agentEnc); len(diags) > 0 {
+			params.Context = &acp.UnstableNesSuggestContext{Diagnostics: diags}
+		}
+	}
+	sugs, err := agent.Suggest(wait, params)
+	switch {
+	case errors.Is(err, acpside.ErrCancelled):
+		if ctx.Err() != nil {
+			return nil, errCancelled
+		}
+		s.log.Warn().Dur("timeout", s.cfg.SuggestTimeout).Msg("nes/suggest timed out")
+		return nil, nil
+	case err != nil:
+		s.log.Error().Str("dir", "agent→bridge").Err(err).Msg("nes/suggest failed")
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "the agent failed: %v", err)
+	}
+
+	// Present the answer only for the version it was computed on: check and register under the
+	// same lock that document changes take, so that a later change sees what was shown.
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	cur, open := s.docs.Get(uri)
+	stale := !open || cur.Version != req.snap.Version || cur.Text() != req.snap.Text()
+	var out []*live
+	for _, sg := range sugs {
+		if sg.ID == "" {
+			s.log.Warn().Str("problem", sg.Problem).Msg("dropping a suggestion without an id")
+			continue
+		}
+		if stale {
+			s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
+			continue
+		}
+		l, err := s.present(agentEnc, req.snap, req.cursor, sg)
+		if err != nil {
+			s.log.Warn().Str("id", sg.ID).Str("kind", sg.Kind).Err(err).Msg("dropping a suggestion")
+			s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
+			continue
+		}
+		s.sugs.add(ctx, agent, l)
+		out = append(out, l)
+	}
+	if stale && len(sugs) > 0 {
+		s.log.Debug().Str("uri", uri).Int("version", req.snap.Version).Msg("answer for an old version dropped")
+	}
+	return out, nil
+}
+
+// acceptCommand is the command every surface attaches to a suggestion.
+func acceptCommand(id string) translate.Command {
+	return translate.Command{Title: "Accept next edit", Command: CommandAccept, Arguments: []any{id}}
+}

@@ -1,0 +1,469 @@
+package lspside_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
+	"go.lsp.dev/uri"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+)
+
+// workspace makes a workspace folder on disk and returns its URI and path.
+func workspace(t *testing.T, files map[string]string) (string, string) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return string(uri.File(dir)), dir
+}
+
+func at(line, char int) map[string]any { return map[string]any{"line": line, "character": char} }
+
+func editSug(id, u string, l1, c1, l2, c2 int, text string) map[string]any {
+	return map[string]any{"kind": "edit", "id": id, "uri": u, "edits": []any{
+		map[string]any{"range": map[string]any{"start": at(l1, c1), "end": at(l2, c2)}, "newText": text},
+	}}
+}
+
+type codeAction struct {
+	Title string `json:"title"`
+	Kind  string `json:"kind"`
+	Edit  *struct {
+		Changes         map[string][]textEdit `json:"changes"`
+		DocumentChanges []struct {
+			TextDocument struct {
+				URI     string `json:"uri"`
+				Version *int   `json:"version"`
+			} `json:"textDocument"`
+			Edits []textEdit `json:"edits"`
+		} `json:"documentChanges"`
+	} `json:"edit"`
+	Command *struct {
+		Command   string `json:"command"`
+		Arguments []any  `json:"arguments"`
+	} `json:"command"`
+}
+
+type textEdit struct {
+	Range struct {
+		Start lspPosition `json:"start"`
+		End   lspPosition `json:"end"`
+	} `json:"range"`
+	NewText string `json:"newText"`
+}
+
+// applyEdits applies LSP text edits (utf-16 positions, ASCII-safe helper for the tests' texts).
+func applyEdits(t *testing.T, text string, edits []textEdit) string {
+	t.Helper()
+	type span struct {
+		s, e int
+		text string
+	}
+	var spans []span
+	for _, e := range edits {
+		spans = append(spans, span{offset16(text, e.Range.Start), offset16(text, e.Range.End), e.NewText})
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].s > spans[j].s })
+	for _, sp := range spans {
+		text = text[:sp.s] + sp.text + text[sp.e:]
+	}
+	return text
+}
+
+// offset16 converts a utf-16 position to a byte offset (lines end at \n).
+func offset16(text string, p lspPosition) int {
+	off := 0
+	for i := 0; i < p.Line; i++ {
+		off += strings.IndexByte(text[off:], '\n') + 1
+	}
+	u := 0
+	for i, r := range text[off:] {
+		if u >= p.Character || r == '\n' {
+			return off + i
+		}
+		u++
+		if r >= 0x10000 {
+			u++
+		}
+	}
+	return len(text)
+}
+
+func (e *editor) codeActions(u string, line int, diags []any) ([]codeAction, error) {
+	var actions []codeAction
+	ctx := map[string]any{"diagnostics": []any{}}
+	if diags != nil {
+		ctx["diagnostics"] = diags
+	}
+	err := e.call("textDocument/codeAction", map[string]any{
+		"textDocument": map[string]any{"uri": u},
+		"range":        map[string]any{"start": at(line, 0), "end": at(line, 0)},
+		"context":      ctx,
+	}, &actions)
+	return actions, err
+}
+
+func (e *editor) run(cmd *struct {
+	Command   string `json:"command"`
+	Arguments []any  `json:"arguments"`
+}) {
+	e.t.Helper()
+	e.mustCall("workspace/executeCommand", map[string]any{"command": cmd.Command, "arguments": cmd.Arguments}, nil)
+}
+
+func TestCodeActionsForEveryKind(t *testing.T) {
+	const mainText = "package main\n\nfunc main() {\n\ttotal := add(1, 2) + len(\"𐐀日本\")\n\tfmt.Println(total, totals)\n}\n"
+	const otherText = "package main\n\nfunc add(a, b int) int { return a + b }\n"
+	root, dir := workspace(t, map[string]string{
+		"other.go":    otherText,
+		"sub/x.txt":   "old_name here\nold_name there\n",
+		"sub/bin.dat": "old_name\x00binary",
+		".git/config": "old_name",
+	})
+	outside, _ := workspace(t, map[string]string{"y.txt": "old_name"})
+	mainURI, otherURI := root+"/main.go", root+"/other.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-32", Suggest: sc.suggest}})
+	e.root = root
+	e.initialize("utf-16")
+	e.open(mainURI, mainText)
+
+	ch := make(chan []codeAction, 1)
+	go func() {
+		a, err := e.codeActions(mainURI, 3, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		ch <- a
+	}()
+	call := sc.nextCall(t)
+	if call.req.TriggerKind != acp.UnstableNesTriggerKindAutomatic || call.req.Position.Line != 3 {
+		t.Errorf("nes/suggest %+v", call.req)
+	}
+	// utf-32: line 3 is "\ttotal := add(1, 2) + len(\"𐐀日本\")": its end is column 33.
+	endOfSum := strings.Index(otherText, "a + b") + len("a + b") - strings.Index(otherText, "func add")
+	otherEdit := editSug("e2", otherURI, 2, endOfSum, 2, endOfSum, " + 0")
+	otherEdit["cursorPosition"] = at(2, endOfSum+4)
+	isRegex := true
+	sc.answers <- map[string]any{"suggestions": []any{
+		editSug("e1", mainURI, 3, 33, 3, 33, " * 2"),
+		otherEdit,
+		map[string]any{"kind": "jump", "id": "j1", "uri": otherURI, "position": at(2, 5)},
+		map[string]any{"kind": "rename", "id": "r1", "uri": mainURI, "position": at(3, 3), "newName": "sum"},
+		map[string]any{"kind": "searchAndReplace", "id": "s1", "uri": mainURI, "search": "fmt", "replace": "log"},
+		map[string]any{"kind": "searchAndReplace", "id": "s2", "uri": root + "/sub", "search": `old_(\w+)`, "replace": "new_$1", "isRegex": isRegex},
+		map[string]any{"kind": "searchAndReplace", "id": "o1", "uri": outside + "/y.txt", "search": "old", "replace": "new"},
+		map[string]any{"kind": "searchAndReplace", "id": "o2", "uri": root + "/../" + filepath.Base(filepath.Dir(dir)), "search": "old", "replace": "new"},
+	}}
+	actions := <-ch
+	byTitle := map[string]codeAction{}
+	var titles []string
+	for _, a := range actions {
+		byTitle[a.Title] = a
+		titles = append(titles, a.Title)
+	}
+	want := []string{
+		"Next edit: insert ` * 2` (line 4)",
+		"Next edit: insert ` + 0` (other.go:3)",
+		"Next edit: go to other.go:3",
+		"Rename `total` → `sum` in main.go (2 whole-identifier matches)",
+		"Replace `fmt` → `log` (literal, 1 matches in main.go)",
+		"Replace `old_(\\w+)` → `new_$1` (regex, 2 matches in x.txt)",
+	}
+	for _, w := range want {
+		if _, ok := byTitle[w]; !ok {
+			t.Errorf("no code action %q; got %q", w, titles)
+		}
+	}
+	if len(actions) != len(want) {
+		t.Errorf("got %d actions %q, want %d", len(actions), titles, len(want))
+	}
+	for _, id := range []string{"o1", "o2"} {
+		e.waitAgent("nes/reject "+id, rejectOf(id, acp.UnstableNesRejectReasonIgnored))
+	}
+	if t.Failed() {
+		return
+	}
+	// Each edit, applied, gives what the suggestion meant.
+	check := func(title, u, before, after string) {
+		t.Helper()
+		a := byTitle[title]
+		if a.Edit == nil || len(a.Edit.Changes[u]) == 0 {
+			t.Fatalf("%q: no changes for %s: %+v", title, u, a.Edit)
+		}
+		if got := applyEdits(t, before, a.Edit.Changes[u]); got != after {
+			t.Errorf("%q applied:\n got %q\nwant %q", title, got, after)
+		}
+	}
+	check(want[0], mainURI, mainText, strings.Replace(mainText, "日本\")", "日本\") * 2", 1))
+	check(want[1], otherURI, otherText, strings.Replace(otherText, "a + b", "a + b + 0", 1))
+	check(want[3], mainURI, mainText, strings.Replace(strings.Replace(mainText, "total :=", "sum :=", 1), "Println(total,", "Println(sum,", 1))
+	check(want[4], mainURI, mainText, strings.Replace(mainText, "fmt.", "log.", 1))
+	check(want[5], string(uri.File(filepath.Join(dir, "sub", "x.txt"))), "old_name here\nold_name there\n", "new_name here\nnew_name there\n")
+
+	// Accepting the jump and the other-file edit takes the cursor there.
+	e.run(byTitle[want[2]].Command)
+	e.run(byTitle[want[1]].Command)
+	e.waitAgent("nes/accept j1", func(m testagent.Message) bool {
+		return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"j1"`)
+	})
+	e.waitAgent("nes/accept e2", func(m testagent.Message) bool {
+		return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"e2"`)
+	})
+	e.mu.Lock()
+	shown := append([]json.RawMessage(nil), e.shown...)
+	e.mu.Unlock()
+	wantShown := []string{
+		`{"uri":"` + otherURI + `","takeFocus":true,"selection":{"start":{"line":2,"character":5},"end":{"line":2,"character":5}}}`,
+		`{"uri":"` + otherURI + `","takeFocus":true,"selection":{"start":{"line":2,"character":41},"end":{"line":2,"character":41}}}`,
+	}
+	if len(shown) != 2 || string(shown[0]) != wantShown[0] || string(shown[1]) != wantShown[1] {
+		t.Errorf("window/showDocument:\n got %s\nwant %s", shown, wantShown)
+	}
+	// The rest end once each when the document moves on; then nothing is live.
+	e.change(mainURI, 2, rangeChange(pos{0, 0}, pos{0, 0}, "// x\n"))
+	for _, id := range []string{"e1", "r1", "s1", "s2"} {
+		e.waitAgent("nes/reject "+id, rejectOf(id, acp.UnstableNesRejectReasonIgnored))
+	}
+	checkEndedOnce(t, e, "e1", "e2", "j1", "r1", "s1", "s2", "o1", "o2")
+}
+
+func TestCodeActionsUseDocumentChangesWhenSupported(t *testing.T) {
+	root, _ := workspace(t, map[string]string{"other.go": "x\n"})
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
+	e.root = root
+	e.initializeWith(map[string]any{"workspace": map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}}})
+	mainURI := root + "/main.go"
+	e.open(mainURI, "a\n")
+	ch := make(chan []codeAction, 1)
+	go func() { a, _ := e.codeActions(mainURI, 0, nil); ch <- a }()
+	sc.nextCall(t)
+	sc.answers <- map[string]any{"suggestions": []any{editSug("e1", mainURI, 0, 1, 0, 1, "b"), editSug("e2", root+"/other.go", 0, 0, 0, 1, "y")}}
+	actions := <-ch
+	if len(actions) != 2 {
+		t.Fatalf("actions %+v", actions)
+	}
+	for _, a := range actions {
+		if a.Edit == nil || len(a.Edit.Changes) != 0 || len(a.Edit.DocumentChanges) != 1 {
+			t.Fatalf("%q: edit %+v, want documentChanges only", a.Title, a.Edit)
+		}
+		dc := a.Edit.DocumentChanges[0]
+		switch dc.TextDocument.URI {
+		case mainURI:
+			if dc.TextDocument.Version == nil || *dc.TextDocument.Version != 1 {
+				t.Errorf("open document's version %v, want 1", dc.TextDocument.Version)
+			}
+		case root + "/other.go":
+			if dc.TextDocument.Version != nil {
+				t.Errorf("a file that is not open has version %v, want null", *dc.TextDocument.Version)
+			}
+		default:
+			t.Errorf("uri %s", dc.TextDocument.URI)
+		}
+	}
+}
+
+func TestCodeActionWithDiagnostics(t *testing.T) {
+	const u = "file:///work/project/d.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", ContextDiagnostics: true, Suggest: sc.suggest}})
+	e.initialize("utf-16")
+	e.open(u, "x := 𐐀 + y\n")
+	ch := make(chan []codeAction, 1)
+	go func() {
+		a, _ := e.codeActions(u, 0, []any{map[string]any{
+			"range": map[string]any{"start": at(0, 10), "end": at(0, 11)}, "severity": 1, "message": "undefined: y",
+		}})
+		ch <- a
+	}()
+	call := sc.nextCall(t)
+	if call.req.TriggerKind != acp.UnstableNesTriggerKindDiagnostic || call.req.Context == nil || len(call.req.Context.Diagnostics) != 1 {
+		t.Fatalf("nes/suggest %+v", call.req)
+	}
+	d := call.req.Context.Diagnostics[0]
+	// utf-16 10..11 is after "x := 𐐀 + " (𐐀 is 2 units, 4 bytes): bytes 12..13.
+	if d.Uri != u || d.Severity != "error" || d.Message != "undefined: y" || d.Range.Start.Character != 12 || d.Range.End.Character != 13 {
+		t.Errorf("diagnostic %+v", d)
+	}
+	sc.answers <- map[string]any{"suggestions": []any{editSug("f1", u, 0, 12, 0, 13, "z")}}
+	actions := <-ch
+	if len(actions) != 1 || actions[0].Kind != "quickfix" {
+		t.Fatalf("actions %+v", actions)
+	}
+}
+
+func TestCopilotInlineEdit(t *testing.T) {
+	const u = "file:///work/project/c.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", Suggest: sc.suggest}})
+	e.initialize("utf-16")
+	e.open(u, "a := 1\n\n// 𐐀 far below\nb := old\n")
+	type result struct {
+		Edits []struct {
+			Text  string `json:"text"`
+			Range struct {
+				Start lspPosition `json:"start"`
+				End   lspPosition `json:"end"`
+			} `json:"range"`
+			TextDocument struct {
+				URI     string          `json:"uri"`
+				Version json.RawMessage `json:"version"`
+			} `json:"textDocument"`
+			Command struct {
+				Command   string `json:"command"`
+				Arguments []any  `json:"arguments"`
+			} `json:"command"`
+		} `json:"edits"`
+	}
+	var res result
+	done := make(chan error, 1)
+	go func() {
+		done <- e.call("textDocument/copilotInlineEdit", map[string]any{
+			"textDocument": map[string]any{"uri": u, "version": 1}, "position": at(0, 6),
+		}, &res)
+	}()
+	sc.nextCall(t)
+	// Two edits: the one on the cursor's line wins over the one three lines below (after 𐐀).
+	sc.answers <- map[string]any{"suggestions": []any{
+		editSug("far", u, 0, 0, 0, 1, "A"),
+		editSug("near", u, 3, 5, 3, 8, "new"),
+	}}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Edits) != 1 {
+		t.Fatalf("edits %+v", res.Edits)
+	}
+	ed := res.Edits[0]
+	if ed.Text != "A" || ed.Range.Start.Line != 0 || ed.Range.End.Character != 1 || string(ed.TextDocument.Version) != "1" || ed.TextDocument.URI != u || ed.Command.Arguments[0] != "far" {
+		t.Errorf("edit %+v", ed)
+	}
+	// A request for a version the bridge does not have answers nothing, without asking the agent.
+	var stale result
+	if err := e.call("textDocument/copilotInlineEdit", map[string]any{
+		"textDocument": map[string]any{"uri": u, "version": 7}, "position": at(0, 0),
+	}, &stale); err != nil || len(stale.Edits) != 0 {
+		t.Errorf("stale version: %+v %v", stale, err)
+	}
+	e.mustCall("workspace/executeCommand", map[string]any{"command": ed.Command.Command, "arguments": ed.Command.Arguments}, nil)
+	e.waitAgent("nes/accept far", func(m testagent.Message) bool {
+		return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"far"`)
+	})
+}
+
+func TestCompletionItems(t *testing.T) {
+	const u = "file:///work/project/k.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
+	e.initialize("utf-16") // no inlineCompletion capability: completion items are on
+	e.open(u, "x := fo\ny := 1\n")
+	type item struct {
+		Label               string     `json:"label"`
+		FilterText          string     `json:"filterText"`
+		TextEdit            textEdit   `json:"textEdit"`
+		AdditionalTextEdits []textEdit `json:"additionalTextEdits"`
+		Command             struct {
+			Arguments []any `json:"arguments"`
+		} `json:"command"`
+	}
+	var res struct {
+		IsIncomplete bool   `json:"isIncomplete"`
+		Items        []item `json:"items"`
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- e.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": u}, "position": at(0, 7)}, &res)
+	}()
+	sc.nextCall(t)
+	sc.answers <- map[string]any{"suggestions": []any{map[string]any{"kind": "edit", "id": "c1", "uri": u, "edits": []any{
+		map[string]any{"range": map[string]any{"start": at(0, 5), "end": at(0, 7)}, "newText": "foo()"},
+		map[string]any{"range": map[string]any{"start": at(1, 5), "end": at(1, 6)}, "newText": "foo()"},
+	}}}}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsIncomplete || len(res.Items) != 1 {
+		t.Fatalf("completion %+v", res)
+	}
+	it := res.Items[0]
+	text := "x := fo\ny := 1\n"
+	got := applyEdits(t, text, append([]textEdit{it.TextEdit}, it.AdditionalTextEdits...))
+	if got != "x := foo()\ny := foo()\n" || it.FilterText != "fo" || it.Label != "foo()" || it.TextEdit.Range.Start.Line != 0 {
+		t.Errorf("item %+v applies to %q", it, got)
+	}
+}
+
+func TestRejectAndSuggestCommands(t *testing.T) {
+	const u = "file:///work/project/r.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
+	e.initialize("utf-16")
+	e.open(u, "abc\n")
+	// Reject by id.
+	res := e.inlineAsync(u, pos{0, 3})
+	sc.nextCall(t)
+	sc.answers <- insertAt("x1", u, 0, 3, "d")
+	waitResult(t, res)
+	e.mustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.reject", "arguments": []any{"x1"}}, nil)
+	e.waitAgent("nes/reject x1 rejected", rejectOf("x1", acp.UnstableNesRejectReasonRejected))
+
+	// Manual suggest, answered Dismiss.
+	e.answer = "Dismiss"
+	done := make(chan error, 1)
+	go func() {
+		done <- e.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": at(0, 3)}}}, nil)
+	}()
+	call := sc.nextCall(t)
+	if call.req.TriggerKind != acp.UnstableNesTriggerKindManual {
+		t.Errorf("triggerKind %q", call.req.TriggerKind)
+	}
+	sc.answers <- insertAt("x2", u, 0, 3, "d")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	e.waitAgent("nes/reject x2 rejected", rejectOf("x2", acp.UnstableNesRejectReasonRejected))
+
+	// Manual suggest, answered Apply: the edit is applied through workspace/applyEdit, then accepted.
+	e.mu.Lock()
+	e.answer = "Apply"
+	e.mu.Unlock()
+	go func() {
+		done <- e.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": at(0, 3)}}}, nil)
+	}()
+	sc.nextCall(t)
+	sc.answers <- insertAt("x3", u, 0, 3, "d")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	e.waitAgent("nes/accept x3", func(m testagent.Message) bool {
+		return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"x3"`)
+	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.applied) != 1 || !strings.Contains(string(e.applied[0]), `"changes":{"`+u+`":[{"range":{"start":{"line":0,"character":3},"end":{"line":0,"character":3}},"newText":"d"}]}`) {
+		t.Errorf("workspace/applyEdit %s", e.applied)
+	}
+	if len(e.questions) != 2 || !strings.Contains(e.questions[0], "insert `d`") {
+		t.Errorf("questions %q", e.questions)
+	}
+	if len(e.shown) != 2 {
+		t.Errorf("window/showDocument %s, want one per manual suggestion", e.shown)
+	}
+}
