@@ -75,6 +75,11 @@ func (s *Server) startAgent(ctx context.Context) {
 		agent.Close(ctx)
 		return
 	}
+	sync := "incremental"
+	if agent.Events().FullSync {
+		sync = "full"
+	}
+	s.logMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: %s is ready (positions %s, document sync %s).", name, agent.Encoding(), sync))
 	go s.watchAgent(ctx, agent, name)
 }
 

@@ -33,6 +33,7 @@ type editor struct {
 
 	mu        sync.Mutex
 	messages  []string // window/showMessage texts
+	logged    []string // window/logMessage texts
 	shown     []json.RawMessage
 	applied   []json.RawMessage
 	questions []string
@@ -75,6 +76,12 @@ func newEditor(t *testing.T, o harnessOpts) *editor {
 		defer e.mu.Unlock()
 		params := json.RawMessage(append([]byte(nil), req.Params()...))
 		switch req.Method() {
+		case "window/logMessage":
+			var p struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(params, &p)
+			e.logged = append(e.logged, p.Message)
 		case "window/showMessage":
 			var p struct {
 				Message string `json:"message"`

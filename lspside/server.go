@@ -262,6 +262,13 @@ func result(v any) (any, error) {
 	return jsonrpc2.RawMessage(b), nil
 }
 
+// logMessage writes to the editor's log of the server (window/logMessage).
+func (s *Server) logMessage(ctx context.Context, typ protocol.MessageType, msg string) {
+	if err := s.conn.Notify(ctx, "window/logMessage", map[string]any{"type": typ, "message": msg}); err != nil {
+		s.log.Debug().Err(err).Msg("window/logMessage")
+	}
+}
+
 // showMessage tells the user something through window/showMessage.
 func (s *Server) showMessage(ctx context.Context, typ protocol.MessageType, msg string) {
 	s.log.Info().Str("dir", "bridge→editor").Str("message", msg).Msg("window/showMessage")

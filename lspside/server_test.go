@@ -230,6 +230,21 @@ func TestLifecycleErrorsAndExitCodes(t *testing.T) {
 	})
 }
 
+func TestReadyAgentIsLogged(t *testing.T) {
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-32", Sync: "full"}})
+	e.initialize()
+	waitFor(t, "window/logMessage about the ready agent", func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for _, m := range e.logged {
+			if m == "acp-lsp-bridge: acp-test-agent is ready (positions utf-32, document sync full)." {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 func TestNoAgentSaysSoAndKeepsServing(t *testing.T) {
 	e := newEditor(t, harnessOpts{noAgent: true})
 	e.initialize()
