@@ -368,6 +368,32 @@ func TestCopilotInlineEdit(t *testing.T) {
 	})
 }
 
+func TestCopilotDidFocusIsForwarded(t *testing.T) {
+	const u = "file:///work/project/f.go"
+	for _, wants := range []bool{true, false} {
+		e := newEditor(t, harnessOpts{agentCfg: testagent.Config{DidFocus: wants}})
+		e.initialize()
+		e.open(u, "x\n")
+		e.waitAgent("didOpen", method("document/didOpen"))
+		e.notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": u}})
+		e.notify("textDocument/didShowInlineEdit", map[string]any{"item": map[string]any{"text": "x"}})
+		e.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": u}})
+		e.waitAgent("didSave", method("document/didSave"))
+		var got []string
+		for _, m := range e.agent.Received() {
+			if m.Method == "document/didFocus" {
+				got = append(got, string(m.Params))
+			}
+		}
+		switch {
+		case wants && (len(got) != 1 || !strings.Contains(got[0], `"uri":"`+u+`"`) || !strings.Contains(got[0], `"version":1`)):
+			t.Errorf("agent asking for didFocus got %q", got)
+		case !wants && len(got) != 0:
+			t.Errorf("agent not asking for didFocus got %q", got)
+		}
+	}
+}
+
 func TestCompletionItems(t *testing.T) {
 	const u = "file:///work/project/k.go"
 	sc := newScripted()

@@ -31,6 +31,8 @@ type Config struct {
 	Encoding string // "utf-8", "utf-16" or "utf-32"; "" picks utf-16
 	Sync     string // "incremental" or "full"
 	NoNES    bool   // answer initialize without the nes capability
+	// DidFocus asks for document/didFocus events.
+	DidFocus bool
 	// ContextDiagnostics asks for the diagnostics context in nes/suggest.
 	ContextDiagnostics bool
 	// StartError, when set, is the error nes/start answers with.
@@ -145,6 +147,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 				DidClose:  &acp.NesDocumentDidCloseCapabilities{},
 				DidSave:   &acp.NesDocumentDidSaveCapabilities{},
 			}}}
+			if a.cfg.DidFocus {
+				caps.Nes.Events.Document.DidFocus = &acp.NesDocumentDidFocusCapabilities{}
+			}
 			if a.cfg.ContextDiagnostics {
 				caps.Nes.Context = &acp.NesContextCapabilities{Diagnostics: &acp.NesDiagnosticsCapabilities{}}
 			}
