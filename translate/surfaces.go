@@ -113,7 +113,14 @@ func EditsToSpans(m *encoding.Mapper, edits []acp.UnstableNesTextEdit, agent enc
 }
 
 func sortSpans(spans []Span) ([]Span, error) {
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
+	// By start, then end: an insertion at the start of a replacement comes first, whichever order
+	// the agent listed them in.
+	sort.SliceStable(spans, func(i, j int) bool {
+		if spans[i].Start != spans[j].Start {
+			return spans[i].Start < spans[j].Start
+		}
+		return spans[i].End < spans[j].End
+	})
 	for i := 1; i < len(spans); i++ {
 		if spans[i].Start < spans[i-1].End || (spans[i].Start == spans[i-1].Start && spans[i].Start == spans[i].End && spans[i-1].Start == spans[i-1].End) {
 			return nil, fmt.Errorf("edits overlap at byte %d", spans[i].Start)
@@ -189,11 +196,13 @@ func ToWorkspaceEdit(files []FileEdit, editor encoding.Kind, documentChanges boo
 	return we, nil
 }
 
+// isIdentRune reports a rune that continues an identifier: letters, digits, underscore, and the
+// combining marks that Unicode's identifier rules (and most languages) allow after a letter.
 func isIdentRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc)
 }
 
-// IdentifierAt returns the bounds of the identifier (letters, digits, underscore) that contains
+// IdentifierAt returns the bounds of the identifier (letters, digits, underscore, combining marks) that contains
 // offset or ends at it.
 func IdentifierAt(text string, offset int) (start, end int, ok bool) {
 	start, end = offset, offset
@@ -276,19 +285,35 @@ func (s *Searcher) Spans(text string) []Span {
 			if j < 0 {
 				break
 			}
-			out = append(out, Span{i + j, i + j + len(s.literal), s.replace})
+			if a, b, ok := wholeLineBreaks(text, i+j, i+j+len(s.literal)); ok {
+				out = append(out, Span{a, b, s.replace})
+			}
 			i += j + len(s.literal)
 		}
 		return out
 	}
 	for _, m := range s.re.FindAllStringSubmatchIndex(text, -1) {
-		if m[0] == m[1] {
+		a, b, ok := wholeLineBreaks(text, m[0], m[1])
+		if !ok {
 			continue // an empty match replaces nothing a person would call a match
 		}
 		repl := string(s.re.ExpandString(nil, s.replace, text, m))
-		out = append(out, Span{m[0], m[1], repl})
+		out = append(out, Span{a, b, repl})
 	}
 	return out
+}
+
+// wholeLineBreaks keeps a match from splitting a "\r\n" line ending, which no position can
+// address: a match that ends after its "\r" stops before it (RE2's . matches "\r"), one that starts
+// at its "\n" takes the "\r" too. It reports false for a match that is then empty.
+func wholeLineBreaks(text string, start, end int) (int, int, bool) {
+	if end > start && end < len(text) && text[end-1] == '\r' && text[end] == '\n' {
+		end--
+	}
+	if start > 0 && start < len(text) && text[start] == '\n' && text[start-1] == '\r' {
+		start--
+	}
+	return start, end, end > start
 }
 
 // Snippet renders text for a one-line title: line breaks shown as ⏎, long text shortened.
