@@ -23,9 +23,9 @@ func (s *Server) copilotInlineEdit(ctx context.Context, req *jsonrpc2.Request) (
 		Edits []translate.CopilotInlineEdit `json:"edits"`
 	}
 	empty := result{Edits: []translate.CopilotInlineEdit{}}
-	var version int
-	if json.Unmarshal(p.TextDocument.Version, &version) == nil && len(p.TextDocument.Version) > 0 && version != snap.Version {
-		s.log.Debug().Int("requested", version).Int("current", snap.Version).Msg("copilotInlineEdit for another version; nothing to show")
+	var version *int
+	if json.Unmarshal(p.TextDocument.Version, &version) == nil && version != nil && *version != snap.Version {
+		s.log.Debug().Int("requested", *version).Int("current", snap.Version).Msg("copilotInlineEdit for another version; nothing to show")
 		return empty, nil
 	}
 	editor := s.editorEncoding()
@@ -34,6 +34,10 @@ func (s *Server) copilotInlineEdit(ctx context.Context, req *jsonrpc2.Request) (
 	defer done()
 	lives, err := s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: cursor, trigger: trigger(p)})
 	if err != nil {
+		if rpcErr, ok := err.(*jsonrpc2.Error); ok && rpcErr.Code == codeRequestFailed {
+			// Copilot's clients show every error, on every keystroke: the log has it already.
+			return empty, nil
+		}
 		return nil, err
 	}
 	var best *live
@@ -87,5 +91,15 @@ func (s *Server) didFocus(ctx context.Context, raw json.RawMessage) error {
 	if agent == nil || !agent.Events().DidFocus {
 		return nil
 	}
-	return agent.DidFocus(ctx, acp.UnstableDidFocusDocumentNotification{Uri: uri, Version: snap.Version})
+	// Copilot's didFocus names only the document; ACP's carries the cursor and the visible range.
+	// The cursor is the one of the document's last request (clamped to the current text), and the
+	// visible range, unknown, is that point.
+	off := min(s.lastCursor(uri), len(snap.Text()))
+	pos, err := translate.OffsetToACP(snap.Mapper, off, agent.Encoding())
+	if err != nil {
+		pos, _ = translate.OffsetToACP(snap.Mapper, snap.Mapper.LineStart(snap.Mapper.LineOf(off)), agent.Encoding())
+	}
+	return agent.DidFocus(ctx, acp.UnstableDidFocusDocumentNotification{
+		Uri: uri, Version: snap.Version, Position: pos, VisibleRange: acp.UnstableRange{Start: pos, End: pos},
+	})
 }

@@ -274,3 +274,35 @@ func TestTriggerKind(t *testing.T) {
 		}
 	}
 }
+
+// TestAppliedWithoutCommandEndsAccepted: a client that applies a suggestion without running its
+// accept command (copilot-lsp.nvim) still reports it as accepted when it ends.
+func TestAppliedWithoutCommandEndsAccepted(t *testing.T) {
+	const uri = "file:///work/project/ap.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest, DidFocus: true}})
+	e.initialize("utf-16")
+	e.open(uri, "ab\n")
+	res := e.inlineAsync(uri, pos{0, 2})
+	sc.nextCall(t)
+	sc.answers <- insertAt("a1", uri, 0, 2, "c")
+	waitResult(t, res)
+	e.change(uri, 2, rangeChange(pos{0, 2}, pos{0, 2}, "c")) // applied, no command
+	res = e.inlineAsync(uri, pos{0, 3})                      // the next request supersedes it
+	sc.nextCall(t)
+	e.waitAgent("nes/accept a1", func(m testagent.Message) bool {
+		var p acp.UnstableAcceptNesNotification
+		return m.Method == "nes/accept" && json.Unmarshal(m.Params, &p) == nil && p.Id == "a1"
+	})
+	sc.answers <- map[string]any{"suggestions": []any{}}
+	waitResult(t, res)
+	checkEndedOnce(t, e, "a1")
+
+	// Copilot's didFocus carries the document's last request position.
+	e.notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	m := e.waitAgent("document/didFocus", method("document/didFocus"))
+	var p acp.UnstableDidFocusDocumentNotification
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.Position.Line != 0 || p.Position.Character != 3 || p.Version != 2 {
+		t.Errorf("didFocus %s", m.Params)
+	}
+}

@@ -80,6 +80,7 @@ type Server struct {
 	agentDone  chan struct{}  // closed when the start attempt ended, ready or not
 	agentErr   string         // why there is no agent
 	inflight   map[string]context.CancelFunc
+	cursors    map[string]int // the byte offset of each document's last request
 	exited     chan struct{}
 	exitOnce   sync.Once
 	exitCode   int
@@ -100,6 +101,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		log:       cfg.Log,
 		docs:      document.NewStore(),
 		inflight:  map[string]context.CancelFunc{},
+		cursors:   map[string]int{},
 		exited:    make(chan struct{}),
 		agentDone: make(chan struct{}),
 		exitCode:  1,
@@ -251,6 +253,13 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 	if err != nil {
 		s.log.Error().Str("dir", "editor→bridge").Str("method", method).Err(err).Msg("notification failed")
 	}
+}
+
+// lastCursor is the byte offset of the last request's position in a document, 0 when none.
+func (s *Server) lastCursor(uri string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cursors[uri]
 }
 
 // result encodes an LSP result with the protocol package's encoder.

@@ -33,6 +33,23 @@ func (t *tracker) reject(ctx context.Context, agent *acpside.Agent, id string, r
 	}
 }
 
+// end ends a live suggestion that the user did not act on through a command. One the user
+// applied (the documents read as it proposed) ends as accepted: some clients (copilot-lsp.nvim)
+// apply an edit without ever running its accept command.
+func (t *tracker) end(ctx context.Context, agent *acpside.Agent, l *live, reason acp.UnstableNesRejectReason) {
+	if !l.applied {
+		t.reject(ctx, agent, l.id, reason)
+		return
+	}
+	if agent == nil {
+		return
+	}
+	t.s.log.Debug().Str("dir", "bridge→agent").Str("id", l.id).Msg("nes/accept for a suggestion applied without its accept command")
+	if err := agent.Accept(ctx, l.id); err != nil {
+		t.s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("nes/accept")
+	}
+}
+
 // add records a new live suggestion. An id that is still live is ended first as replaced: ids must
 // be unique.
 func (t *tracker) add(ctx context.Context, agent *acpside.Agent, l *live) {
@@ -69,11 +86,11 @@ func (t *tracker) takeWhere(match func(*live) bool) []*live {
 	return out
 }
 
-// supersede ends the suggestions of earlier requests for uri as replaced. One the user already
-// applied is left to its accept command.
+// supersede ends the suggestions of earlier requests for uri as replaced (or accepted, for one the
+// user applied and never confirmed).
 func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri string) {
-	for _, l := range t.takeWhere(func(l *live) bool { return l.uri == uri && !l.applied }) {
-		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonReplaced)
+	for _, l := range t.takeWhere(func(l *live) bool { return l.uri == uri }) {
+		t.end(ctx, agent, l, acp.UnstableNesRejectReasonReplaced)
 	}
 }
 
@@ -110,7 +127,7 @@ func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, sna
 	}
 	t.mu.Unlock()
 	for _, l := range ended {
-		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonIgnored)
+		t.end(ctx, agent, l, acp.UnstableNesRejectReasonIgnored)
 	}
 }
 
@@ -144,14 +161,14 @@ func consistent(base string, r translate.Replacement, text string) (ok, applied 
 
 func (t *tracker) documentClosed(ctx context.Context, agent *acpside.Agent, uri string) {
 	for _, l := range t.takeWhere(func(l *live) bool { return l.uri == uri }) {
-		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonIgnored)
+		t.end(ctx, agent, l, acp.UnstableNesRejectReasonIgnored)
 	}
 }
 
 // endAll ends every live suggestion with reason.
 func (t *tracker) endAll(ctx context.Context, agent *acpside.Agent, reason acp.UnstableNesRejectReason) {
 	for _, l := range t.takeWhere(func(*live) bool { return true }) {
-		t.reject(ctx, agent, l.id, reason)
+		t.end(ctx, agent, l, reason)
 	}
 }
 

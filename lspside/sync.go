@@ -151,6 +151,9 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	if _, ok := s.docs.Close(uri); !ok {
 		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
 	}
+	s.mu.Lock()
+	delete(s.cursors, uri)
+	s.mu.Unlock()
 	agent := s.currentAgent()
 	s.sugs.documentClosed(ctx, agent, uri)
 	if agent != nil && agent.Events().DidClose {
