@@ -172,6 +172,13 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 	case answer != "Apply":
 		return nil // closed without choosing: still live
 	}
+	// The user may have answered late: the suggestion may have ended meanwhile (accepted through a
+	// code action, invalidated by typing), or its documents moved on. Its edits then no longer fit.
+	if !s.sugs.isLive(best.id) || !s.unchanged(best.files) {
+		s.log.Info().Str("id", best.id).Msg("Apply came after the suggestion ended or its documents changed; nothing applied")
+		s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: that suggestion no longer applies; the document changed.")
+		return nil
+	}
 	if len(best.files) > 0 {
 		we, err := translate.ToWorkspaceEdit(best.files, editor, s.clientSupports(func(c clientCaps) bool { return c.documentChanges }))
 		if err != nil {
@@ -189,6 +196,21 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 		}
 	}
 	return s.accept(ctx, best.id)
+}
+
+// unchanged reports whether the open documents a suggestion edits still read as when it was
+// presented.
+func (s *Server) unchanged(files []translate.FileEdit) bool {
+	for _, f := range files {
+		if f.Version == nil {
+			continue
+		}
+		cur, ok := s.docs.Get(f.URI)
+		if !ok || cur.Version != *f.Version || cur.Text() != f.Mapper.Text() {
+			return false
+		}
+	}
+	return true
 }
 
 // bestSuggestion picks what a manual request offers: an edit of the document nearest the cursor,

@@ -30,6 +30,8 @@ type editor struct {
 
 	root   string // the workspace folder's URI; initialize sends it
 	answer string // what the user picks in window/showMessageRequest
+	// hold, when set, delays the answer to window/showMessageRequest until it is closed.
+	hold chan struct{}
 
 	mu        sync.Mutex
 	messages  []string // window/showMessage texts
@@ -72,6 +74,24 @@ func newEditor(t *testing.T, o harnessOpts) *editor {
 	}()
 	e.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(pipeRWC{srvOutR, srvInW}))
 	e.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method() == "window/showMessageRequest" {
+			jsonrpc2.Async(ctx) // the user thinks; the editor keeps working
+			var p struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(req.Params(), &p)
+			e.mu.Lock()
+			e.questions = append(e.questions, p.Message)
+			hold, answer := e.hold, e.answer
+			e.mu.Unlock()
+			if hold != nil {
+				<-hold
+			}
+			if answer == "" {
+				return nil, nil
+			}
+			return map[string]any{"title": answer}, nil
+		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		params := json.RawMessage(append([]byte(nil), req.Params()...))
@@ -94,16 +114,6 @@ func newEditor(t *testing.T, o harnessOpts) *editor {
 		case "workspace/applyEdit":
 			e.applied = append(e.applied, params)
 			return map[string]any{"applied": true}, nil
-		case "window/showMessageRequest":
-			var p struct {
-				Message string `json:"message"`
-			}
-			_ = json.Unmarshal(params, &p)
-			e.questions = append(e.questions, p.Message)
-			if e.answer == "" {
-				return nil, nil
-			}
-			return map[string]any{"title": e.answer}, nil
 		}
 		return nil, nil
 	})

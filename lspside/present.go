@@ -118,7 +118,7 @@ func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor
 		if err != nil {
 			return nil, err
 		}
-		targets, err := s.searchTargets(sar.Uri)
+		targets, err := s.searchTargets(base, sar.Uri)
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +155,8 @@ func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor
 	return l, nil
 }
 
-// targetFor reads the document a suggestion names, which is usually the one asked about.
+// targetFor reads the document a suggestion names, which is usually the one asked about: that one
+// as it was asked about, any other only inside the workspace.
 func (s *Server) targetFor(base *document.Snapshot, u string) (target, error) {
 	if u == "" || u == base.URI {
 		return snapshotTarget(base), nil

@@ -63,6 +63,14 @@ func (t *tracker) add(ctx context.Context, agent *acpside.Agent, l *live) {
 	}
 }
 
+// isLive reports whether a suggestion has not ended.
+func (t *tracker) isLive(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.by[id]
+	return ok
+}
+
 // take removes a live suggestion.
 func (t *tracker) take(id string) (*live, bool) {
 	t.mu.Lock()

@@ -493,3 +493,66 @@ func TestRejectAndSuggestCommands(t *testing.T) {
 		t.Errorf("window/showDocument %s, want one per manual suggestion", e.shown)
 	}
 }
+
+// TestLateApplyDoesNotApplyAStaleSuggestion: the user answers Apply after the document changed.
+func TestLateApplyDoesNotApplyAStaleSuggestion(t *testing.T) {
+	const u = "file:///work/project/late.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
+	e.initialize("utf-16")
+	e.open(u, "abc\n")
+	e.mu.Lock()
+	e.answer, e.hold = "Apply", make(chan struct{})
+	e.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		done <- e.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": at(0, 3)}}}, nil)
+	}()
+	sc.nextCall(t)
+	sc.answers <- insertAt("late", u, 0, 3, "d")
+	waitFor(t, "the question", func() bool { e.mu.Lock(); defer e.mu.Unlock(); return len(e.questions) == 1 })
+	e.change(u, 2, rangeChange(pos{0, 0}, pos{0, 0}, "x")) // the user types while the question is open
+	e.waitAgent("nes/reject late", rejectOf("late", acp.UnstableNesRejectReasonIgnored))
+	close(e.hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.applied) != 0 {
+		t.Errorf("a stale suggestion was applied: %s", e.applied)
+	}
+	checkEndedOnce(t, e, "late")
+}
+
+// TestOpenDocumentOutsideTheWorkspaceIsRefused: being open in the editor does not let a suggestion
+// reach a file outside the workspace folders.
+func TestOpenDocumentOutsideTheWorkspaceIsRefused(t *testing.T) {
+	root, _ := workspace(t, map[string]string{})
+	outside, _ := workspace(t, map[string]string{"secret.txt": "secret\n"})
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
+	e.root = root
+	e.initialize()
+	mainURI, secretURI := root+"/main.go", outside+"/secret.txt"
+	e.open(mainURI, "x\n")
+	e.open(secretURI, "secret\n")
+	ch := make(chan []codeAction, 1)
+	go func() { a, _ := e.codeActions(mainURI, 0, nil); ch <- a }()
+	sc.nextCall(t)
+	sc.answers <- map[string]any{"suggestions": []any{
+		map[string]any{"kind": "searchAndReplace", "id": "sar", "uri": secretURI, "search": "secret", "replace": "LEAKED"},
+		editSug("edit", secretURI, 0, 0, 0, 6, "LEAKED"),
+		map[string]any{"kind": "rename", "id": "ren", "uri": secretURI, "position": at(0, 1), "newName": "LEAKED"},
+		map[string]any{"kind": "jump", "id": "jmp", "uri": secretURI, "position": at(0, 1)},
+	}}
+	if actions := <-ch; len(actions) != 0 {
+		t.Errorf("actions for a file outside the workspace: %+v", actions)
+	}
+	for _, id := range []string{"sar", "edit", "ren", "jmp"} {
+		e.waitAgent("nes/reject "+id, rejectOf(id, acp.UnstableNesRejectReasonIgnored))
+	}
+	if !strings.Contains(e.logBuf.String(), "outside the workspace folders") {
+		t.Error("no log line says why")
+	}
+}

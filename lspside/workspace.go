@@ -94,15 +94,15 @@ func snapshotTarget(snap *document.Snapshot) target {
 	return target{uri: snap.URI, version: &v, mapper: snap.Mapper}
 }
 
-// readTarget returns the text of the document at u: open documents first, then disk, only inside
-// the workspace.
+// readTarget returns the text of the document at u, which must lie inside the workspace (open in
+// the editor or not): the open buffer first, then disk.
 func (s *Server) readTarget(u string) (target, error) {
-	if snap, ok := s.docs.Get(u); ok {
-		return snapshotTarget(snap), nil
-	}
 	path, err := s.confine(u)
 	if err != nil {
 		return target{}, err
+	}
+	if snap, ok := s.docs.Get(u); ok {
+		return snapshotTarget(snap), nil
 	}
 	if snap, ok := s.openByPath(path); ok {
 		return snapshotTarget(snap), nil
@@ -137,12 +137,13 @@ func readTextFile(path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// searchTargets lists the documents a searchAndReplace over u covers: u itself when it is a file,
-// or every text file under it when it is a folder (skipping .git and other dot-folders of tools,
-// binary files and files over 1 MiB), open documents with their editor text.
-func (s *Server) searchTargets(u string) ([]target, error) {
-	if snap, ok := s.docs.Get(u); ok {
-		return []target{snapshotTarget(snap)}, nil
+// searchTargets lists the documents a searchAndReplace over u covers: the requesting document
+// (base) itself, or, inside the workspace only, the file u or every text file under the folder u
+// (skipping .git and other folders of tools, binary files and files over 1 MiB), open documents
+// with their editor text.
+func (s *Server) searchTargets(base *document.Snapshot, u string) ([]target, error) {
+	if u == base.URI {
+		return []target{snapshotTarget(base)}, nil
 	}
 	path, err := s.confine(u)
 	if err != nil {
