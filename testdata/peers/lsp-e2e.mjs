@@ -410,13 +410,15 @@ async function run() {
     `executeCommandProvider should list acp-lsp-bridge.accept, got ${show(caps.executeCommandProvider)}`);
   await notify(lsp.InitializedNotification.type, {});
 
-  // The bridge starts the agent in the background and may fold edits made before the agent is
-  // ready into the didOpen it sends later. Unless --early, wait for the NES session so that
-  // every edit below reaches the agent as its own event.
+  // The bridge starts the agent in the background and folds edits made before the agent is
+  // ready into the didOpen it sends then. Unless --early, wait for the bridge to say the agent is
+  // ready (window/logMessage) so that every edit below reaches the agent as its own event. (The
+  // agent logging nes/start is not enough: the bridge is ready only once it has read the answer.)
   step = "agent ready";
   const readyBy = Date.now() + 10000;
-  while (!EARLY && !readAgentLog().some((e) => e.method === "nes/start" && e.result?.sessionId)) {
-    if (Date.now() > readyBy) throw new Error("the agent never answered nes/start (no NES session within 10 s)");
+  const isReady = () => fromServer.some((m) => m.method === "window/logMessage" && / is ready \(/.test(m.params?.message ?? ""));
+  while (!EARLY && !isReady()) {
+    if (Date.now() > readyBy) throw new Error("the bridge never said the agent is ready (window/logMessage within 10 s)");
     await new Promise((r) => setTimeout(r, 25));
   }
 

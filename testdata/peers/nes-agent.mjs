@@ -8,11 +8,38 @@
 //                        it must be one the client offered (otherwise an issue is logged and
 //                        utf-16 is used, the protocol default)
 //   NES_AGENT_LOG        file to append one JSON object per line to (optional)
+//   NES_AGENT_KINDS      "1": answer with every suggestion kind (see "Kinds mode" below) instead of
+//                        the TODO rule; the agent then also asks for document/didFocus and the
+//                        diagnostics context, and checks that initialize's clientCapabilities.nes
+//                        advertises jump, rename and searchAndReplace
 //
 // The agent keeps a mirror of every open document, applying document/didOpen and
 // document/didChange (ranges in its own encoding). nes/suggest: when the cursor line contains
 // "TODO", it returns one edit suggestion that replaces that "TODO" with "DONE ✓" and, when the
 // line also contains "ça", the first "ça" with "ça va"; otherwise no suggestion.
+//
+// Kinds mode (NES_AGENT_KINDS=1): nes/suggest looks for a marker word on the cursor line and
+// answers (positions in the agent's encoding, ids "<MARKER>-<n>-<label>"):
+//   EDIT     one edit of this document: the first "old" on the line -> "fresh", the first "😀" ->
+//            "🎉🎉", and "\t// ✓ edited\n" inserted at the start of the next line
+//   OTHER [REL]  an edit of another workspace file (REL, default src/util.go; its text is the
+//            mirror when open, the disk otherwise): "é🎉" inserted after its first "𐐀" (or at 0:0),
+//            cursorPosition just after the insertion
+//   JUMP     a jump to src/util.go, at its first "ping" (or 0:0)
+//   RENAME IDENT NEW  a rename of the first whole-word IDENT on the line (position 2 characters
+//            into it) to NEW
+//   SAR      searchAndReplace in this document: literal "(ça)+" -> "$1 ✓"
+//   SARDIR   searchAndReplace over the workspace folder: regex "tmp_\d+" -> "slot"
+//   OUTSIDE  four searchAndReplace suggestions ("secret" -> "LEAKED") outside the workspace: a
+//            sibling folder sharing the workspace's name as a prefix, "<root>/../outside.txt",
+//            the parent folder "<root>/..", and "<root>/leak.txt" (the client makes it a symlink
+//            to a file outside)
+//   OUTOPEN  a searchAndReplace ("secret" -> "LEAKED") of the open document named outside.txt
+//            that lies outside the workspace, under the uri its document/didOpen carried
+//   MIX [IDENT NEW]  an edit (first "old" -> "fresh✓", cursorPosition after it), the JUMP, the
+//            RENAME, the SAR and the sibling OUTSIDE suggestion at once
+// Every answer is checked against the SDK's zSuggestNesResponse before it is sent, and every
+// nes/accept or nes/reject must name a suggestion this agent made that has not ended yet.
 //
 // Log lines (every line has "t", the agent's own clock in ms):
 //   {"seq":N,"kind":"notification","method":M,"params":P,"raw":R[,"version":V,"mirror":TEXT|null]}
@@ -33,7 +60,7 @@
 // come off stdin, and applies the SDK-validated notifications strictly in that order.
 
 import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { pathToFileURL, fileURLToPath } from "node:url";
 import fs from "node:fs";
 
 const modulesDir = process.env.PEERS_NODE_MODULES;
@@ -47,6 +74,7 @@ const acp = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk
 const SYNC = process.env.NES_AGENT_SYNC || "incremental";
 const WANT_ENCODING = process.env.NES_AGENT_ENCODING || "utf-16";
 const LOG = process.env.NES_AGENT_LOG || "";
+const KINDS = process.env.NES_AGENT_KINDS === "1";
 const ENCODINGS = ["utf-8", "utf-16", "utf-32"];
 
 function log(obj) {
@@ -64,7 +92,7 @@ function issue(text, extra = {}) {
 
 if (!["incremental", "full"].includes(SYNC)) issue(`bad NES_AGENT_SYNC ${SYNC}`);
 if (!ENCODINGS.includes(WANT_ENCODING)) issue(`bad NES_AGENT_ENCODING ${WANT_ENCODING}`);
-log({ event: "start", pid: process.pid, sync: SYNC, encoding: WANT_ENCODING });
+log({ event: "start", pid: process.pid, sync: SYNC, encoding: WANT_ENCODING, kinds: KINDS });
 
 // ---------------------------------------------------------------------------------------------
 // Positions. A position is (line, character) where character counts units of the negotiated
@@ -72,6 +100,7 @@ log({ event: "start", pid: process.pid, sync: SYNC, encoding: WANT_ENCODING });
 // below walk code points and convert between positions and string indices.
 
 let encoding = "utf-16"; // set by initialize
+const clientKinds = new Set(); // the suggestion kinds initialize's clientCapabilities.nes advertised
 
 function unitWidth(cp, enc) {
   if (enc === "utf-32") return 1;
@@ -234,6 +263,17 @@ function suggest(params) {
   const text = doc.text;
   positionToIndex(text, params.position, encoding, problems, "suggest position");
   for (const p of problems) issue(p, { method: "nes/suggest" });
+  if (KINDS) {
+    const result = { suggestions: kindsSuggest(params, text) };
+    const r = acp.validate.zSuggestNesResponse.safeParse(result);
+    if (!r.success) issue("this agent's own nes/suggest answer fails the SDK's schema", { result, issues: r.error.issues });
+    for (const s of result.suggestions) {
+      if (s.kind !== "edit" && !clientKinds.has(s.kind)) issue(`suggested a ${s.kind}, which the client did not advertise`);
+      if (made.has(s.id)) issue(`suggestion id ${s.id} made twice`);
+      made.set(s.id, "live");
+    }
+    return result;
+  }
   const starts = lineStarts(text);
   if (params.position.line >= starts.length) return { suggestions: [] };
   const lineStart = starts[params.position.line];
@@ -253,6 +293,165 @@ function suggest(params) {
   return {
     suggestions: [{ id: `s${nextSuggestion}`, kind: "edit", uri: params.uri, edits }],
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinds mode.
+
+let workspaceUri = null; // from nes/start: workspaceUri, else the first workspace folder
+const made = new Map(); // suggestion id -> "live" | "accepted" | "rejected:<reason>"
+
+const sameUri = (a, b) => a === b || (typeof a === "string" && typeof b === "string" && decodeURIComponent(a) === decodeURIComponent(b));
+const rootBase = () => (workspaceUri.endsWith("/") ? workspaceUri : workspaceUri + "/");
+const rootNoSlash = () => workspaceUri.replace(/\/+$/, "");
+
+// The text of a workspace file as the agent knows it: the mirror when open, the disk otherwise.
+function textOfUri(uri) {
+  for (const [u, d] of docs) if (sameUri(u, uri)) return d.text;
+  try {
+    return fs.readFileSync(fileURLToPath(uri), "utf8");
+  } catch (err) {
+    issue(`cannot read ${uri}: ${err.message}`);
+    return "";
+  }
+}
+
+const isWordChar = (c) => c !== undefined && /[A-Za-z0-9_]/.test(c);
+
+function kindsSuggest(params, text) {
+  const starts = lineStarts(text);
+  const line = params.position.line;
+  if (line >= starts.length) return [];
+  const lineStart = starts[line];
+  const lineText = text.slice(lineStart, lineContentEnd(text, starts, line));
+  const m = /\b(SARDIR|SAR|OUTSIDE|OUTOPEN|OTHER|JUMP|RENAME|EDIT|MIX)\b/.exec(lineText);
+  if (!m) return [];
+  if (!workspaceUri) {
+    issue("nes/suggest in kinds mode before nes/start gave a workspace");
+    return [];
+  }
+  const marker = m[1];
+  const args = lineText.slice(m.index + marker.length).trim().split(/\s+/).filter(Boolean);
+  const n = ++nextSuggestion;
+  const id = (label) => `${marker}-${n}-${label}`;
+  const at = (i) => indexToPosition(text, lineStart + i, encoding);
+  const util = new URL("src/util.go", rootBase()).href;
+
+  const edit = () => {
+    const edits = [];
+    const old = lineText.indexOf("old");
+    if (old >= 0) edits.push({ range: { start: at(old), end: at(old + 3) }, newText: "fresh" });
+    const smile = lineText.indexOf("\u{1F600}");
+    if (smile >= 0) edits.push({ range: { start: at(smile), end: at(smile + 2) }, newText: "\u{1F389}\u{1F389}" });
+    if (line + 1 < starts.length) {
+      const next = indexToPosition(text, starts[line + 1], encoding);
+      edits.push({ range: { start: next, end: next }, newText: "\t// \u2713 edited\n" });
+    }
+    return { id: id("edit"), kind: "edit", uri: params.uri, edits };
+  };
+  const other = () => {
+    const uri = new URL(args[0] || "src/util.go", rootBase()).href;
+    const t = textOfUri(uri);
+    const i = t.indexOf("\u{10400}");
+    const where = i < 0 ? 0 : i + 2;
+    const pos = indexToPosition(t, where, encoding);
+    const inserted = "\u00e9\u{1F389}";
+    const after = t.slice(0, where) + inserted + t.slice(where);
+    return {
+      id: id("other"),
+      kind: "edit",
+      uri,
+      edits: [{ range: { start: pos, end: pos }, newText: inserted }],
+      cursorPosition: indexToPosition(after, where + inserted.length, encoding),
+    };
+  };
+  const jump = () => {
+    const t = textOfUri(util);
+    const i = t.indexOf("ping");
+    return { id: id("jump"), kind: "jump", uri: util, position: indexToPosition(t, Math.max(i, 0), encoding) };
+  };
+  const rename = (ident, newName) => {
+    if (!ident || !newName) {
+      issue(`${marker} without IDENT NEW on the line`, { line: lineText });
+      return null;
+    }
+    let i = -1;
+    for (let k = lineText.indexOf(ident); k >= 0 && k < m.index; k = lineText.indexOf(ident, k + 1)) {
+      if (!isWordChar(lineText[k - 1]) && !isWordChar(lineText[k + ident.length])) {
+        i = k;
+        break;
+      }
+    }
+    if (i < 0) {
+      issue(`${marker}: no whole-word ${ident} before the marker`, { line: lineText });
+      return null;
+    }
+    return { id: id("rename"), kind: "rename", uri: params.uri, position: at(i + Math.min(2, ident.length - 1)), newName };
+  };
+  const sar = () => ({ id: id("sar"), kind: "searchAndReplace", uri: params.uri, search: "(\u00e7a)+", replace: "$1 \u2713", isRegex: false });
+  const outside = (label, uri) => ({ id: id(`outside.${label}`), kind: "searchAndReplace", uri, search: "secret", replace: "LEAKED", isRegex: false });
+  const sibling = () => outside("sibling", `${rootNoSlash()}2/outside.txt`);
+
+  switch (marker) {
+    case "EDIT":
+      return [edit()];
+    case "OTHER":
+      return [other()];
+    case "JUMP":
+      return [jump()];
+    case "RENAME":
+      return [rename(args[0], args[1])].filter(Boolean);
+    case "SAR":
+      return [sar()];
+    case "SARDIR":
+      return [{ id: id("sardir"), kind: "searchAndReplace", uri: workspaceUri, search: "tmp_\\d+", replace: "slot", isRegex: true }];
+    case "OUTSIDE":
+      return [
+        sibling(),
+        outside("dotdot", `${rootNoSlash()}/../outside.txt`),
+        outside("parent", `${rootNoSlash()}/..`),
+        outside("link", `${rootNoSlash()}/leak.txt`),
+      ];
+    case "OUTOPEN": {
+      const open = [...docs.keys()].find((u) => u.endsWith("/outside.txt") && !decodeURIComponent(u).startsWith(decodeURIComponent(rootBase())));
+      if (!open) {
+        issue("OUTOPEN: no open outside.txt outside the workspace");
+        return [];
+      }
+      return [outside("open", open)];
+    }
+    case "MIX": {
+      const out = [];
+      const old = lineText.indexOf("old");
+      if (old >= 0) {
+        const newText = "fresh\u2713";
+        const after = text.slice(0, lineStart + old) + newText + text.slice(lineStart + old + 3);
+        out.push({
+          id: id("edit"),
+          kind: "edit",
+          uri: params.uri,
+          edits: [{ range: { start: at(old), end: at(old + 3) }, newText }],
+          cursorPosition: indexToPosition(after, lineStart + old + newText.length, encoding),
+        });
+      }
+      out.push(jump());
+      const r = rename(args[0], args[1]);
+      if (r) out.push(r);
+      out.push(sar(), sibling());
+      return out;
+    }
+  }
+  return [];
+}
+
+// Records what the SDK delivered for nes/accept and nes/reject against the suggestions made.
+function endSuggestion(method, params) {
+  if (!KINDS) return;
+  const state = made.get(params.id);
+  const end = method === "nes/accept" ? "accepted" : `rejected:${params.reason ?? "(no reason)"}`;
+  if (state === undefined) issue(`${method} for ${JSON.stringify(params.id)}, which this agent never suggested`);
+  else if (state !== "live") issue(`${method} (${end}) for ${params.id}, which already ended (${state})`);
+  made.set(params.id, end);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,6 +559,7 @@ function handleOrdered(e) {
     const doc = applyDocumentEvent(method, params);
     log({ seq: e.seq, kind: "notification", method, params, raw: e.raw, version: doc ? doc.version : null, mirror: doc ? doc.text : null });
   } else {
+    if (method === "nes/accept" || method === "nes/reject") endSuggestion(method, params);
     log({ seq: e.seq, kind: "notification", method, params, raw: e.raw });
   }
 }
@@ -421,15 +621,21 @@ app.onRequest(acp.methods.agent.initialize, (ctx) =>
       issue(`client did not offer ${WANT_ENCODING}`, { offered: offeredRaw });
       encoding = "utf-16";
     }
+    const nesRaw = info.raw?.clientCapabilities?.nes;
+    const nesParsed = params.clientCapabilities?.nes;
+    for (const kind of ["jump", "rename", "searchAndReplace"]) {
+      const raw = nesRaw?.[kind];
+      const ok = raw !== null && typeof raw === "object" && !Array.isArray(raw) && nesParsed?.[kind] != null;
+      if (ok) clientKinds.add(kind);
+      else if (KINDS) issue(`initialize: clientCapabilities.nes.${kind} is not advertised (as an object)`, { nes: nesRaw ?? null });
+    }
+    const document = { didOpen: {}, didChange: { syncKind: SYNC }, didClose: {}, didSave: {} };
+    if (KINDS) document.didFocus = {};
     return {
       protocolVersion: 1,
       agentCapabilities: {
         positionEncoding: encoding,
-        nes: {
-          events: {
-            document: { didOpen: {}, didChange: { syncKind: SYNC }, didClose: {}, didSave: {} },
-          },
-        },
+        nes: KINDS ? { events: { document }, context: { diagnostics: {} } } : { events: { document } },
       },
       agentInfo: { name: "nes-test-agent", version: "0.1.0" },
       authMethods: [],
@@ -438,7 +644,8 @@ app.onRequest(acp.methods.agent.initialize, (ctx) =>
 );
 
 app.onRequest(acp.methods.agent.nes.start, (ctx) =>
-  inOrder(ctx, () => {
+  inOrder(ctx, (params) => {
+    workspaceUri = params.workspaceUri ?? params.workspaceFolders?.[0]?.uri ?? null;
     const sessionId = `nes-session-${++nextSession}`;
     sessions.add(sessionId);
     return { sessionId };
