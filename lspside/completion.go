@@ -2,7 +2,6 @@ package lspside
 
 import (
 	"context"
-	"encoding/json"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -12,18 +11,12 @@ import (
 // completion answers textDocument/completion for editors without inline completion: each edit of
 // the document becomes one item that applies it.
 func (s *Server) completion(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	p, snap, cursor, err := s.snapshotAt("textDocument/completion", json.RawMessage(req.Params()))
-	if err != nil {
-		return nil, err
-	}
 	editor := s.editorEncoding()
-	rctx, done := s.track(req.ID())
-	jsonrpc2.Async(ctx)
-	defer done()
-	lives, err := s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: cursor, trigger: trigger(p)})
+	pr, lives, _, err := s.suggestionsAt(ctx, req, nil)
 	if err != nil {
 		return nil, err
 	}
+	snap, cursor := pr.snap, pr.cursor
 	type list struct {
 		IsIncomplete bool                       `json:"isIncomplete"`
 		Items        []translate.CompletionItem `json:"items"`

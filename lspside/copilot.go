@@ -15,24 +15,24 @@ import (
 // unchanged: at most one edit, the best edit suggestion for the document (the one nearest the
 // position), anywhere in the file, with the request's document version echoed exactly.
 func (s *Server) copilotInlineEdit(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	p, snap, cursor, err := s.snapshotAt("textDocument/copilotInlineEdit", json.RawMessage(req.Params()))
-	if err != nil {
-		return nil, err
-	}
 	type result struct {
 		Edits []translate.CopilotInlineEdit `json:"edits"`
 	}
 	empty := result{Edits: []translate.CopilotInlineEdit{}}
-	var version *int
-	if json.Unmarshal(p.TextDocument.Version, &version) == nil && version != nil && *version != snap.Version {
-		s.log.Debug().Int("requested", *version).Int("current", snap.Version).Msg("copilotInlineEdit for another version; nothing to show")
+	editor := s.editorEncoding()
+	otherVersion := func(pr positionRequest) bool {
+		var version *int
+		if json.Unmarshal(pr.params.TextDocument.Version, &version) == nil && version != nil && *version != pr.snap.Version {
+			s.log.Debug().Int("requested", *version).Int("current", pr.snap.Version).Msg("copilotInlineEdit for another version; nothing to show")
+			return true
+		}
+		return false
+	}
+	pr, lives, skipped, err := s.suggestionsAt(ctx, req, otherVersion)
+	if skipped {
 		return empty, nil
 	}
-	editor := s.editorEncoding()
-	rctx, done := s.track(req.ID())
-	jsonrpc2.Async(ctx)
-	defer done()
-	lives, err := s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: cursor, trigger: trigger(p)})
+	p, snap, cursor := pr.params, pr.snap, pr.cursor
 	if err != nil {
 		if rpcErr, ok := err.(*jsonrpc2.Error); ok && rpcErr.Code == codeRequestFailed {
 			// Copilot's clients show every error, on every keystroke: the log has it already.

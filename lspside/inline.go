@@ -55,19 +55,40 @@ func trigger(p positionParams) acp.UnstableNesTriggerKind {
 	return acp.UnstableNesTriggerKindAutomatic
 }
 
-func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	p, snap, cursor, err := s.snapshotAt("textDocument/inlineCompletion", json.RawMessage(req.Params()))
+// positionRequest is what a position request took in order: its params, the snapshot and the
+// position's offset in it.
+type positionRequest struct {
+	params positionParams
+	snap   *document.Snapshot
+	cursor int
+}
+
+// suggestionsAt is the shared flow of the requests at a position: take the snapshot in order, then
+// release the read loop and ask the agent (cancellable by $/cancelRequest). When skip, given the
+// snapshot, says so, nothing is asked and skipped is true.
+func (s *Server) suggestionsAt(ctx context.Context, req *jsonrpc2.Request, skip func(positionRequest) bool) (pr positionRequest, lives []*live, skipped bool, err error) {
+	p, snap, cursor, err := s.snapshotAt(req.Method(), json.RawMessage(req.Params()))
+	pr = positionRequest{p, snap, cursor}
 	if err != nil {
-		return nil, err
+		return pr, nil, false, err
 	}
-	editor := s.editorEncoding()
+	if skip != nil && skip(pr) {
+		return pr, nil, true, nil
+	}
 	rctx, done := s.track(req.ID())
 	jsonrpc2.Async(ctx)
 	defer done()
-	lives, err := s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: cursor, trigger: trigger(p)})
+	lives, err = s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: cursor, trigger: trigger(p)})
+	return pr, lives, false, err
+}
+
+func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	editor := s.editorEncoding()
+	pr, lives, _, err := s.suggestionsAt(ctx, req, nil)
 	if err != nil {
 		return nil, err
 	}
+	snap, cursor := pr.snap, pr.cursor
 	items := []protocol.InlineCompletionItem{}
 	for _, l := range lives {
 		if l.kind != "edit" || l.repl == nil || !translate.FitsInline(snap.Mapper, *l.repl, cursor) {
