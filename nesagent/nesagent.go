@@ -1,0 +1,459 @@
+// Package nesagent is a small kit for writing ACP agents that offer Next Edit Suggestions: it speaks
+// ACP on a pair of streams (initialize, nes/start, the document events, nes/suggest, nes/accept,
+// nes/reject, nes/close, $/cancel_request), keeps a mirror of every open document with the user's
+// recent edits grouped as a person would describe them, and asks an Engine for suggestions. Engines
+// work on byte offsets into the mirror's text; the kit converts positions to and from the encoding
+// it negotiated (utf-8 when the client offers it).
+//
+// The bridge's own agents (acp-lsp-bridge agent) are built on it; it is also a reference for
+// agent authors.
+package nesagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+)
+
+// Engine produces suggestions for a request. It must return promptly when ctx ends (the client
+// cancelled the request or closed the session).
+type Engine interface {
+	Suggest(ctx context.Context, req Request) ([]Suggestion, error)
+}
+
+// Request is what an engine gets for one nes/suggest.
+type Request struct {
+	URI        string
+	LanguageID string
+	Version    int
+	Text       string // the document as the agent mirrors it
+	Cursor     int    // byte offset of the cursor in Text
+	Trigger    string // "automatic", "manual" or "diagnostic"
+	// Recent are this document's recent edits, oldest first; the last one may still be growing
+	// (the user is typing). At most MaxEdits are kept.
+	Recent []Edit
+	// Open are the other open documents (not their text), most recently edited first.
+	Open []OpenDocument
+}
+
+// OpenDocument is another document the client has open.
+type OpenDocument struct {
+	URI, LanguageID string
+	Text            string
+}
+
+// Edit is one edit as a person would describe it: keystrokes in one place are grouped. In the text
+// as it is now, [Start, Start+len(New)) holds New, which replaced Old.
+type Edit struct {
+	Start    int
+	Old, New string
+	// Lines are the whole lines the edit touched, before and after it, and the offset in Text at
+	// which those lines start now (for the last edit; for earlier ones, when they were made).
+	OldLines, NewLines string
+	LineStart          int
+}
+
+// TextEdit replaces the bytes [Start, End) of the request's Text by NewText.
+type TextEdit struct {
+	Start, End int
+	NewText    string
+}
+
+// Suggestion is one edit suggestion for the requested document.
+type Suggestion struct {
+	Edits []TextEdit
+	// Cursor, when set, is where the cursor should go after the edits, as a byte offset in the
+	// text after them.
+	Cursor *int
+}
+
+// MaxEdits bounds the edit history kept per document.
+const MaxEdits = 16
+
+// Feedback is implemented by engines that want to learn what happened to their suggestions.
+type Feedback interface {
+	Accepted(id string)
+	Rejected(id, reason string)
+}
+
+// Options configure an agent.
+type Options struct {
+	Name, Version string
+	// Context asks the client for these nes/suggest context keys (none by default).
+	Context *acp.NesContextCapabilities
+}
+
+type docState struct {
+	languageID string
+	version    int
+	m          *encoding.Mapper
+	edits      []Edit
+	open       bool // last edit still growing
+	seq        uint64
+}
+
+// Agent is one ACP connection served by an engine.
+type Agent struct {
+	engine Engine
+	opts   Options
+
+	mu      sync.Mutex
+	enc     encoding.Kind
+	docs    map[string]*docState
+	seq     uint64
+	next    int
+	changed chan struct{}
+}
+
+// New makes an agent around an engine.
+func New(engine Engine, opts Options) *Agent {
+	return &Agent{engine: engine, opts: opts, enc: encoding.UTF16, docs: map[string]*docState{}, changed: make(chan struct{})}
+}
+
+// Serve speaks ACP on r (what the client writes) and w until r ends.
+func (a *Agent) Serve(r io.Reader, w io.Writer) {
+	conn := acp.NewConnection(a.handle, w, r)
+	<-conn.Done()
+}
+
+func invalid(err error) *acp.RequestError {
+	return acp.NewInvalidParams(map[string]any{"error": err.Error()})
+}
+
+func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	switch method {
+	case acp.AgentMethodInitialize:
+		var p acp.InitializeRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		var offered []string
+		for _, e := range p.ClientCapabilities.PositionEncodings {
+			offered = append(offered, string(e))
+		}
+		enc := encoding.Negotiate(offered, []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16})
+		a.mu.Lock()
+		a.enc = enc
+		a.mu.Unlock()
+		pe := acp.PositionEncodingKind(enc.String())
+		return acp.InitializeResponse{
+			ProtocolVersion: acp.ProtocolVersionNumber,
+			AgentCapabilities: acp.AgentCapabilities{
+				PositionEncoding: &pe,
+				Nes: &acp.NesCapabilities{
+					Events: &acp.NesEventCapabilities{Document: &acp.NesDocumentEventCapabilities{
+						DidOpen:   &acp.NesDocumentDidOpenCapabilities{},
+						DidChange: &acp.NesDocumentDidChangeCapabilities{SyncKind: acp.TextDocumentSyncKindIncremental},
+						DidClose:  &acp.NesDocumentDidCloseCapabilities{},
+					}},
+					Context: a.opts.Context,
+				},
+			},
+			AgentInfo:   &acp.Implementation{Name: a.opts.Name, Version: a.opts.Version},
+			AuthMethods: []acp.AuthMethod{},
+		}, nil
+	case acp.AgentMethodNesStart:
+		return acp.UnstableStartNesResponse{SessionId: "nes-1"}, nil
+	case acp.AgentMethodNesClose:
+		return acp.UnstableCloseNesResponse{}, nil
+	case acp.AgentMethodDocumentDidOpen:
+		var p acp.UnstableDidOpenDocumentNotification
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		a.mu.Lock()
+		a.seq++
+		a.docs[p.Uri] = &docState{languageID: p.LanguageId, version: p.Version, m: encoding.NewMapper(p.Text), seq: a.seq}
+		a.signalLocked()
+		a.mu.Unlock()
+		return nil, nil
+	case acp.AgentMethodDocumentDidChange:
+		var p acp.UnstableDidChangeDocumentNotification
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		return nil, a.didChange(p)
+	case acp.AgentMethodDocumentDidClose:
+		var p acp.UnstableDidCloseDocumentNotification
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		a.mu.Lock()
+		delete(a.docs, p.Uri)
+		a.mu.Unlock()
+		return nil, nil
+	case acp.AgentMethodNesAccept:
+		var p acp.UnstableAcceptNesNotification
+		if json.Unmarshal(params, &p) == nil {
+			if f, ok := a.engine.(Feedback); ok {
+				f.Accepted(p.Id)
+			}
+		}
+		return nil, nil
+	case acp.AgentMethodNesReject:
+		var p acp.UnstableRejectNesNotification
+		if json.Unmarshal(params, &p) == nil {
+			if f, ok := a.engine.(Feedback); ok {
+				reason := ""
+				if p.Reason != nil {
+					reason = string(*p.Reason)
+				}
+				f.Rejected(p.Id, reason)
+			}
+		}
+		return nil, nil
+	case acp.AgentMethodDocumentDidSave, acp.AgentMethodDocumentDidFocus:
+		return nil, nil
+	case acp.AgentMethodNesSuggest:
+		var p acp.UnstableSuggestNesRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		return a.suggest(ctx, p)
+	}
+	return nil, acp.NewMethodNotFound(method)
+}
+
+func (a *Agent) signalLocked() {
+	close(a.changed)
+	a.changed = make(chan struct{})
+}
+
+func (a *Agent) didChange(p acp.UnstableDidChangeDocumentNotification) *acp.RequestError {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d, ok := a.docs[p.Uri]
+	if !ok {
+		return invalid(fmt.Errorf("document/didChange for %s, which is not open", p.Uri))
+	}
+	changes := make([]document.Change, len(p.ContentChanges))
+	for i, c := range p.ContentChanges {
+		changes[i].Text = c.Text
+		if c.Range != nil {
+			r := encoding.Range{
+				Start: encoding.Position{Line: c.Range.Start.Line, Character: c.Range.Start.Character},
+				End:   encoding.Position{Line: c.Range.End.Line, Character: c.Range.End.Character},
+			}
+			changes[i].Range = &r
+		}
+	}
+	m, applied, err := document.Apply(d.m, changes, a.enc)
+	if err != nil {
+		return invalid(err)
+	}
+	for _, ap := range applied {
+		d.record(ap)
+	}
+	d.m, d.version = m, p.Version
+	a.seq++
+	d.seq = a.seq
+	a.signalLocked()
+	return nil
+}
+
+// record adds one applied change to the document's edit history, grouping it with the growing
+// edit when it touches it.
+func (d *docState) record(ap document.Applied) {
+	before := ap.Before.Text()
+	if ap.Full {
+		d.edits, d.open = nil, false
+		return
+	}
+	if n := len(d.edits); n > 0 && d.open {
+		e := &d.edits[n-1]
+		end := e.Start + len(e.New)
+		switch {
+		case ap.Start >= e.Start && ap.End <= end: // inside the growing edit
+			e.New = e.New[:ap.Start-e.Start] + ap.Text + e.New[ap.End-e.Start:]
+			return
+		case ap.End == e.Start && ap.Start < e.Start: // just before it (backspace at its start)
+			e.Old = before[ap.Start:ap.End] + e.Old
+			e.New = ap.Text + e.New
+			e.Start = ap.Start
+			return
+		case ap.Start == end && ap.End > end: // just after it (delete at its end)
+			e.Old += before[ap.Start:ap.End]
+			e.New += ap.Text
+			return
+		}
+		d.closeEdit(before)
+	}
+	d.edits = append(d.edits, Edit{Start: ap.Start, Old: before[ap.Start:ap.End], New: ap.Text})
+	if len(d.edits) > MaxEdits {
+		d.edits = append(d.edits[:0:0], d.edits[len(d.edits)-MaxEdits:]...)
+	}
+	d.open = true
+}
+
+// closeEdit fixes the lines of the growing edit, in text (the text it lives in).
+func (d *docState) closeEdit(text string) {
+	e := &d.edits[len(d.edits)-1]
+	e.OldLines, e.NewLines, e.LineStart = linesOf(text, e)
+	d.open = false
+}
+
+// linesOf returns the whole lines an edit touched, before and after it, in text (where New stands).
+func linesOf(text string, e *Edit) (oldLines, newLines string, lineStart int) {
+	end := e.Start + len(e.New)
+	if end > len(text) || e.Start > len(text) {
+		return e.Old, e.New, e.Start
+	}
+	ls := lastLineBreak(text[:e.Start]) + 1
+	le := end
+	for le < len(text) && text[le] != '\n' && text[le] != '\r' {
+		le++
+	}
+	prefix, suffix := text[ls:e.Start], text[end:le]
+	return prefix + e.Old + suffix, text[ls:le], ls
+}
+
+func lastLineBreak(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' || s[i] == '\r' {
+			return i
+		}
+	}
+	return -1
+}
+
+func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (any, *acp.RequestError) {
+	d, enc, err := a.waitVersion(ctx, p.Uri, p.Version)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	text := d.m.Text()
+	cursor, err := d.m.PositionOffset(encoding.Position{Line: p.Position.Line, Character: p.Position.Character}, enc)
+	if err != nil {
+		return nil, invalid(fmt.Errorf("position: %w", err))
+	}
+	req := Request{URI: p.Uri, LanguageID: d.languageID, Version: d.version, Text: text, Cursor: cursor, Trigger: string(p.TriggerKind), Recent: d.edits}
+	if n := len(req.Recent); n > 0 && d.open {
+		e := &req.Recent[n-1]
+		e.OldLines, e.NewLines, e.LineStart = linesOf(text, e)
+	}
+	req.Open = a.others(p.Uri)
+	sugs, err := a.engine.Suggest(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, acp.NewRequestCancelled(nil)
+		}
+		return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	out := []acp.UnstableNesSuggestion{}
+	for _, s := range sugs {
+		edit := acp.UnstableNesSuggestionEdit{Kind: "edit", Uri: p.Uri}
+		ok := true
+		for _, te := range s.Edits {
+			r, err := d.m.OffsetsRange(te.Start, te.End, enc)
+			if err != nil {
+				ok = false
+				break
+			}
+			edit.Edits = append(edit.Edits, acp.UnstableNesTextEdit{
+				Range: acp.UnstableRange{
+					Start: acp.UnstablePosition{Line: r.Start.Line, Character: r.Start.Character},
+					End:   acp.UnstablePosition{Line: r.End.Line, Character: r.End.Character},
+				},
+				NewText: te.NewText,
+			})
+		}
+		if !ok || len(edit.Edits) == 0 {
+			continue
+		}
+		if s.Cursor != nil {
+			after := encoding.NewMapper(applyEdits(text, s.Edits))
+			if pos, err := after.OffsetPosition(*s.Cursor, enc); err == nil {
+				edit.CursorPosition = &acp.UnstablePosition{Line: pos.Line, Character: pos.Character}
+			}
+		}
+		a.mu.Lock()
+		a.next++
+		edit.Id = fmt.Sprintf("%s-%d", a.opts.Name, a.next)
+		a.mu.Unlock()
+		out = append(out, acp.UnstableNesSuggestion{Edit: &edit})
+	}
+	return acp.UnstableSuggestNesResponse{Suggestions: out}, nil
+}
+
+// applyEdits applies non-overlapping edits of text, in any order.
+func applyEdits(text string, edits []TextEdit) string {
+	sorted := append([]TextEdit(nil), edits...)
+	for i := 1; i < len(sorted); i++ {
+		for j := i; j > 0 && sorted[j].Start < sorted[j-1].Start; j-- {
+			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
+		}
+	}
+	out := make([]byte, 0, len(text))
+	at := 0
+	for _, e := range sorted {
+		out = append(out, text[at:e.Start]...)
+		out = append(out, e.NewText...)
+		at = e.End
+	}
+	return string(append(out, text[at:]...))
+}
+
+// waitVersion waits, briefly, until the document has reached version (the ACP SDK runs a request as
+// soon as it arrives, ahead of notifications still queued before it) and returns a copy of its
+// state taken under the lock.
+func (a *Agent) waitVersion(ctx context.Context, uri string, version int) (*docState, encoding.Kind, error) {
+	deadline := time.After(2 * time.Second)
+	for {
+		a.mu.Lock()
+		d, ok := a.docs[uri]
+		enc, ch := a.enc, a.changed
+		var snap docState
+		if ok {
+			snap = *d
+			snap.edits = append([]Edit(nil), d.edits...)
+		}
+		a.mu.Unlock()
+		if ok && snap.version >= version {
+			return &snap, enc, nil
+		}
+		select {
+		case <-ch:
+			continue
+		case <-ctx.Done():
+		case <-deadline:
+		}
+		if ok {
+			return &snap, enc, nil
+		}
+		return nil, enc, fmt.Errorf("%s is not open", uri)
+	}
+}
+
+// others lists the other open documents, most recently changed first.
+func (a *Agent) others(uri string) []OpenDocument {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	type kv struct {
+		uri string
+		d   *docState
+	}
+	var list []kv
+	for u, d := range a.docs {
+		if u != uri {
+			list = append(list, kv{u, d})
+		}
+	}
+	for i := 1; i < len(list); i++ {
+		for j := i; j > 0 && list[j].d.seq > list[j-1].d.seq; j-- {
+			list[j], list[j-1] = list[j-1], list[j]
+		}
+	}
+	out := make([]OpenDocument, len(list))
+	for i, x := range list {
+		out[i] = OpenDocument{URI: x.uri, LanguageID: x.d.languageID, Text: x.d.m.Text()}
+	}
+	return out
+}
