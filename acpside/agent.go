@@ -33,6 +33,9 @@ type Options struct {
 	// Late receives the suggestions of a nes/suggest that the bridge gave up on (cancelled) but
 	// that the agent answered anyway, so that their ids can still end.
 	Late func([]Suggestion)
+	// Trace, when set, receives every line on the agent's wire: dir is "bridge→agent" or
+	// "agent→bridge".
+	Trace func(dir string, line []byte)
 }
 
 // ClientKinds are the optional suggestion kinds the client can present.
@@ -102,6 +105,7 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	}
 	a := &Agent{opts: opts, log: opts.Log, out: w, in: r, enc: encoding.UTF16}
 	a.tap = newWireTap(opts.Log, a.lateResult)
+	a.tap.trace = opts.Trace
 	pr, pw := io.Pipe()
 	go a.tap.pump(r, pw)
 	handler := opts.Handler

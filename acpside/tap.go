@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -27,6 +28,7 @@ type wireTap struct {
 	tracked  map[string]bool  // nes/suggest ids awaiting an answer; true once abandoned
 	answered map[string]bool  // answered before they were abandoned
 	late     func(raw []byte) // the result of an abandoned nes/suggest
+	trace    func(dir string, line []byte)
 }
 
 func newWireTap(log zerolog.Logger, late func(raw []byte)) *wireTap {
@@ -40,6 +42,9 @@ type tapWriter struct {
 }
 
 func (tw tapWriter) Write(p []byte) (int, error) {
+	if tw.t.trace != nil {
+		tw.t.trace("bridge→agent", p)
+	}
 	tw.t.outgoing(p)
 	return tw.w.Write(p)
 }
@@ -134,6 +139,9 @@ func (t *wireTap) pump(r io.Reader, w *io.PipeWriter) {
 			if !long {
 				buf = append(buf, chunk...)
 				if len(buf) > maxLine {
+					if t.trace != nil {
+						t.trace("agent→bridge", []byte(fmt.Sprintf("(a line longer than 8 MiB, dropped; it began: %.200s)", buf)))
+					}
 					t.log.Error().Str("dir", "agent→bridge").Int("bytes", len(buf)).Msg("dropping a line longer than 8 MiB from the agent")
 					long, buf = true, nil
 				}
@@ -164,6 +172,9 @@ func (t *wireTap) pump(r io.Reader, w *io.PipeWriter) {
 func (t *wireTap) incoming(line []byte, w io.Writer) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
+	}
+	if t.trace != nil {
+		t.trace("agent→bridge", line)
 	}
 	if !json.Valid(line) {
 		t.log.Error().Str("dir", "agent→bridge").Str("line", preview(line)).Msg("agent wrote a line that is not JSON; ignored")

@@ -518,3 +518,53 @@ func TestDemo(t *testing.T) {
 		t.Error("demo output is colored although stdout is not a terminal")
 	}
 }
+
+// TestBinaryTrace: --trace records every message on both wires, one JSON object per line.
+func TestBinaryTrace(t *testing.T) {
+	_, agent := binaries(t)
+	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+	b := startBridge(t, "--trace", tracePath, "--", agent)
+	if err := b.call("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.notify("initialized", map[string]any{})
+	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///t.go", "languageId": "go", "version": 1, "text": "x"}})
+	if err := b.call("textDocument/inlineCompletion", map[string]any{
+		"textDocument": map[string]any{"uri": "file:///t.go"}, "position": map[string]any{"line": 0, "character": 1},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.call("shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.notify("exit", nil)
+	if code := b.exitCode(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	data, err := os.ReadFile(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct {
+			Time    time.Time `json:"time"`
+			Dir     string    `json:"dir"`
+			Message struct {
+				Method string `json:"method"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Time.IsZero() {
+			t.Fatalf("trace line %q: %v", line, err)
+		}
+		seen[rec.Dir+" "+rec.Message.Method] = true
+	}
+	for _, want := range []string{
+		"editor→bridge initialize", "bridge→editor ", "bridge→agent initialize", "agent→bridge ",
+		"bridge→agent nes/suggest", "editor→bridge textDocument/inlineCompletion", "bridge→agent nes/close", "editor→bridge exit",
+	} {
+		if !seen[want] {
+			t.Errorf("the trace has no %q; it has %v", want, seen)
+		}
+	}
+}

@@ -94,6 +94,9 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 		Kinds: acpside.ClientKinds{Jump: true, Rename: true, SearchAndReplace: true},
 		Late:  s.sugs.endLate,
 	}
+	if s.cfg.Trace != nil {
+		opts.Trace = s.cfg.Trace.Record
+	}
 	if s.cfg.ConnectAgent != nil {
 		return s.cfg.ConnectAgent(opts)
 	}

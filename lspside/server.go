@@ -24,6 +24,7 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/wiretrace"
 )
 
 // Commands the bridge implements through workspace/executeCommand.
@@ -49,6 +50,8 @@ type Config struct {
 	StartTimeout time.Duration
 	// ConnectAgent, when set, replaces starting a process: tests connect an in-process agent.
 	ConnectAgent func(acpside.Options) (*acpside.Agent, error)
+	// Trace, when set, records every message on both wires.
+	Trace *wiretrace.Writer
 }
 
 type serverState int
@@ -107,6 +110,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		exitCode:  1,
 	}
 	s.sugs = newTracker(s)
+	if cfg.Trace != nil {
+		in = io.TeeReader(in, cfg.Trace.Frames(wiretrace.EditorToBridge))
+		out = io.MultiWriter(out, cfg.Trace.Frames(wiretrace.BridgeToEditor))
+	}
 	stream := &tolerantStream{Stream: jsonrpc2.NewStream(readWriteCloser{in, out}), log: cfg.Log}
 	s.conn = jsonrpc2.NewConn(stream)
 	s.conn.Go(ctx, s.handle)

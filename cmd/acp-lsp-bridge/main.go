@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/wiretrace"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 
@@ -61,6 +62,7 @@ Flags:
 type config struct {
 	logFile  string
 	logLevel string
+	trace    string
 	agent    *acpside.Command
 }
 
@@ -76,6 +78,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runDemo(ctx, stdout, stderr)
 		case "demo-agent": // the scripted agent that demo starts
 			return runDemoAgent(args[1:], stdin, stdout)
+		case "agent":
+			return runAgent(ctx, args[1:], stdin, stdout, stderr)
+		case "doctor":
+			return runDoctor(ctx, args[1:], stdout, stderr)
 		}
 	}
 	cfg, code, done := parseArgs(args, stderr, stdout)
@@ -88,19 +94,28 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	defer closeLog()
+	var trace *wiretrace.Writer
+	if cfg.trace != "" {
+		if trace, err = wiretrace.Create(cfg.trace); err != nil {
+			fmt.Fprintf(stderr, "acp-lsp-bridge: --trace: %v\n", err)
+			return 2
+		}
+		defer trace.Close()
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	// The ACP SDK logs through slog's default logger; it must never reach stdout.
 	slog.SetDefault(slog.New(zerolog.NewSlogHandler(log.With().Str("dir", "acp sdk").Logger())))
 	log.Info().Str("version", version).Msg("acp-lsp-bridge starting")
-	return run(ctx, stdin, stdout, cfg, log)
+	return run(ctx, stdin, stdout, cfg, log, trace)
 }
 
-func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log zerolog.Logger) int {
+func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log zerolog.Logger, trace *wiretrace.Writer) int {
 	return lspside.Serve(ctx, stdin, stdout, lspside.Config{
 		Agent:   cfg.agent,
 		Version: version,
 		Log:     log,
+		Trace:   trace,
 	})
 }
 
@@ -116,6 +131,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs := flag.NewFlagSet("acp-lsp-bridge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.logFile, "log-file", "", "append logs to this `file` instead of stderr")
+	fs.StringVar(&cfg.trace, "trace", "", "write every message on both wires (editor and agent) to this `file`, one JSON object per line: {time, dir, message}; it contains document text")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
