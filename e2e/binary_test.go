@@ -489,6 +489,9 @@ func TestBinaryFlags(t *testing.T) {
 			if !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
 				t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
 			}
+			if tc.args[0] == "--help" && (stderr.Len() > 0 || strings.Count(stdout.String(), "Usage:") != 1) {
+				t.Errorf("--help must print the usage once, to stdout only: stderr %q", stderr.String())
+			}
 			if tc.noStdout && stdout.Len() > 0 {
 				t.Errorf("an error wrote to stdout, which belongs to LSP: %q", stdout.String())
 			}

@@ -32,6 +32,7 @@ Usage:
   acp-lsp-bridge [flags] -- AGENT [ARGS...]
   acp-lsp-bridge [flags]                      (agent from initializationOptions.agent)
   acp-lsp-bridge demo                         (a scripted session; no setup, no network)
+  acp-lsp-bridge doctor [--json] -- AGENT...  (can this agent do NES with the bridge? see doctor --help)
 
 Your editor starts acp-lsp-bridge as a language server on stdin/stdout. The bridge starts the
 agent command after "--" as a child process (never through a shell) and speaks ACP with it on
@@ -78,6 +79,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runDemo(ctx, stdout, stderr)
 		case "demo-agent": // the scripted agent that demo starts
 			return runDemoAgent(args[1:], stdin, stdout)
+		case "doctor":
+			return runDoctor(ctx, args[1:], stdout, stderr)
 		}
 	}
 	cfg, code, done := parseArgs(args, stderr, stdout)
@@ -130,16 +133,16 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.StringVar(&cfg.trace, "trace", "", "write every message on both wires (editor and agent) to this `file`, one JSON object per line: {time, dir, message}; it contains document text")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
+	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
 			fs.SetOutput(stdout)
-			fs.Usage()
+			fs.PrintDefaults()
 			return cfg, 0, true
 		}
+		fmt.Fprintln(stderr, "run acp-lsp-bridge --help for the flags")
 		return cfg, 2, true
 	}
 	if *showVersion {

@@ -1,0 +1,98 @@
+// no-nes-agent.mjs: an ACP agent written with the official ACP SDK (@agentclientprotocol/sdk,
+// entry point experimental/nes) that initializes fine but cannot give Next Edit Suggestions, the
+// way chat agents such as codex-acp behave. A test peer for `acp-lsp-bridge doctor`.
+//
+// Environment:
+//   PEERS_NODE_MODULES   node_modules folder holding @agentclientprotocol/sdk (required)
+//   NO_NES_AGENT_MODE    what it does (default "chat"):
+//     chat    initialize answers without agentCapabilities.nes (a chat agent with two auth
+//             methods); it has no nes/start handler, so the SDK answers nes/start with -32601
+//     refuse  initialize advertises nes (didOpen, didChange full), but there is still no
+//             nes/start handler: the SDK answers nes/start with -32601 "Method not found"
+//     auth    initialize advertises nes; nes/start answers -32000 "Authentication required" with
+//             data {reason: "auth_required"}, as the NES RFD describes
+//     exit    initialize advertises nes; at nes/start it writes a line to stderr and exits with
+//             status 3 without answering
+//   NO_NES_AGENT_LOG     file to append one JSON object per request read from stdin, whether or
+//                        not the agent has a handler for it (optional): {"method": M}
+//
+// It answers initialize with agentInfo {name: "no-nes-agent", title: "No NES test agent",
+// version: "0.0.1"} and exits when its stdin closes.
+
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import { Readable, Writable } from "node:stream";
+import fs from "node:fs";
+
+const modulesDir = process.env.PEERS_NODE_MODULES;
+if (!modulesDir) {
+  process.stderr.write("no-nes-agent: PEERS_NODE_MODULES is not set\n");
+  process.exit(2);
+}
+const require = createRequire(modulesDir.replace(/\/?$/, "/"));
+const acp = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk/experimental/nes")).href);
+
+const MODE = process.env.NO_NES_AGENT_MODE || "chat";
+const LOG = process.env.NO_NES_AGENT_LOG || "";
+if (!["chat", "refuse", "auth", "exit"].includes(MODE)) {
+  process.stderr.write(`no-nes-agent: unknown NO_NES_AGENT_MODE ${MODE}\n`);
+  process.exit(2);
+}
+
+// Records every request as it comes off stdin, before the SDK sees it.
+let rest = "";
+function tapIn(chunk) {
+  if (!LOG) return;
+  const lines = (rest + chunk.toString("utf8")).split("\n");
+  rest = lines.pop();
+  for (const line of lines) {
+    try {
+      const msg = JSON.parse(line);
+      if (msg && typeof msg.method === "string" && "id" in msg) fs.appendFileSync(LOG, JSON.stringify({ method: msg.method }) + "\n");
+    } catch {
+      // not a message; the SDK reports it
+    }
+  }
+}
+
+const app = acp.agent({ name: "no-nes-agent" });
+
+app.onRequest(acp.methods.agent.initialize, () => {
+  const agentCapabilities = { loadSession: false, promptCapabilities: { image: true, embeddedContext: true } };
+  if (MODE !== "chat") {
+    agentCapabilities.nes = { events: { document: { didOpen: {}, didChange: { syncKind: "full" } } } };
+  }
+  return {
+    protocolVersion: 1,
+    agentCapabilities,
+    agentInfo: { name: "no-nes-agent", title: "No NES test agent", version: "0.0.1" },
+    authMethods:
+      MODE === "chat" || MODE === "auth"
+        ? [
+            { id: "chatgpt", name: "Log in with ChatGPT", description: "a browser sign-in" },
+            { id: "api-key", name: "Use an API key" },
+          ]
+        : [],
+  };
+});
+
+if (MODE === "auth") {
+  app.onRequest(acp.methods.agent.nes.start, () => {
+    throw acp.RequestError.authRequired({ reason: "auth_required" });
+  });
+}
+
+if (MODE === "exit") {
+  app.onRequest(acp.methods.agent.nes.start, () => {
+    process.stderr.write("no-nes-agent: no model is configured, giving up\n", () => process.exit(3));
+    return new Promise(() => {}); // never answers
+  });
+}
+
+// Every other request (nes/start in the chat and refuse modes) gets the SDK's own -32601.
+app.onNotification("*", () => {});
+
+process.stdin.on("data", tapIn);
+const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+process.stdout.on("error", () => process.exit(0));
+connection.closed.then(() => process.exit(0));
