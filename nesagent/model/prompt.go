@@ -1,0 +1,322 @@
+package model
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+)
+
+// DefaultInstructions is the system message unless Config.Instructions replaces it.
+const DefaultInstructions = `You predict the next edit a programmer will make to the file they are editing.
+
+You get excerpts of other files they have open, their recent edits to this file as unified diffs (oldest first), and the file around the cursor. In the file, the editable region lies between ` + markStart + ` and ` + markEnd + `, and the cursor is at ` + markCursor + `.
+
+Rewrite the editable region as it will read after the programmer's next edit. Continue what the recent edits started: finish the code being typed, make the same change at the other places that need it (a renamed name, a new parameter, a changed type), fix what the last edit broke. Change only what that edit needs and copy everything else in the region exactly, with the same indentation and line breaks. Never change text outside the region. When no edit is called for, return the region unchanged.
+
+Answer with the region only, in this form and nothing else (no explanation, no code fence, no ` + markCursor + `):
+` + markStart + `
+the rewritten region
+` + markEnd
+
+// closing is the last paragraph of the user message.
+const closing = "Rewrite the editable region as the next edit will leave it. Answer with " + markStart + ", the region's new text, " + markEnd + ", and nothing else."
+
+// maxLineBytes bounds each line of context, history and excerpts in the prompt (the region is
+// never cut).
+const maxLineBytes = 400
+
+// prompt is the chat for one request and what is needed to read its answer.
+type prompt struct {
+	system, user string
+	start        int // the region's offset in the request's text
+	rw           rewrite
+	maxTokens    int
+}
+
+// build makes the prompt for a request; ok is false when no region fits (the cursor's line alone
+// is longer than MaxRegionBytes).
+func (e *engine) build(req nesagent.Request) (p prompt, ok bool) {
+	text := req.Text
+	cur := min(max(req.Cursor, 0), len(text))
+	lines := splitLines(text)
+	if len(text) == 0 || text[len(text)-1] == '\n' {
+		lines = append(lines, lineSpan{len(text), len(text), len(text)}) // the empty last line
+	}
+	cl := sort.Search(len(lines), func(i int) bool { return lines[i].next > cur })
+	cl = min(cl, len(lines)-1)
+	a, b := max(cl-e.cfg.LinesAbove, 0), min(cl+e.cfg.LinesBelow, len(lines)-1)
+	for lines[b].next-lines[a].start > e.cfg.MaxRegionBytes && (a < cl || b > cl) {
+		if a < cl && (cl-a >= b-cl || b == cl) {
+			a++
+		} else {
+			b--
+		}
+	}
+	if lines[b].next-lines[a].start > e.cfg.MaxRegionBytes {
+		return p, false
+	}
+	start, end := lines[a].start, lines[b].next
+	region := text[start:end]
+	rc := cur - start
+	if splitsCRLF(region, rc) {
+		rc--
+	}
+	body := lf(region[:rc]) + markCursor + lf(region[rc:])
+	p.rw = rewrite{
+		region: region,
+		added:  !strings.HasSuffix(body, "\n"),
+		fenced: strings.HasPrefix(strings.TrimSpace(region), "```"),
+		crlf:   strings.Count(text, "\r\n")*2 > strings.Count(text, "\n"),
+	}
+	if p.rw.added {
+		body += "\n"
+	}
+	p.start = start
+	p.maxTokens = e.cfg.MaxTokens
+	if p.maxTokens == 0 {
+		p.maxTokens = min(max(len(body)/2+256, 512), 4096)
+	}
+
+	name := displayName(req.URI)
+	var u strings.Builder
+	if ex := e.excerpts(req, region); ex != "" {
+		u.WriteString("Other open files (excerpts):\n\n")
+		u.WriteString(ex)
+	}
+	if h := e.history(req, name); h != "" {
+		fmt.Fprintf(&u, "Recent edits to %s, oldest first:\n\n<|edit_history|>\n%s<|/edit_history|>\n\n", name, h)
+	}
+	// The lines around the region, nearest first, within the bounds.
+	ca := a
+	for n := 0; ca > 0 && a-ca < e.cfg.ContextLines; ca-- {
+		n += min(lines[ca-1].next-lines[ca-1].start, maxLineBytes)
+		if n > e.cfg.ContextBytes {
+			break
+		}
+	}
+	cb := b
+	for n := 0; cb < len(lines)-1 && cb-b < e.cfg.ContextLines && lines[cb+1].start < len(text); cb++ {
+		n += min(lines[cb+1].next-lines[cb+1].start, maxLineBytes)
+		if n > e.cfg.ContextBytes {
+			break
+		}
+	}
+	lang := ""
+	if req.LanguageID != "" {
+		lang = " (" + req.LanguageID + ")"
+	}
+	last := b // the region's last line, for the header: the empty line after a final line break only holds the cursor
+	if last > a && last != cl && lines[last].start == len(text) {
+		last--
+	}
+	shownEnd := last + 1
+	if cb > b {
+		shownEnd = cb + 1
+	}
+	fmt.Fprintf(&u, "The file %s%s, lines %d-%d, with the editable region (lines %d-%d) marked:\n\n<|current_file|>\n", name, lang, ca+1, shownEnd, a+1, last+1)
+	for i := ca; i < a; i++ {
+		u.WriteString(clip(text[lines[i].start:lines[i].end]) + "\n")
+	}
+	u.WriteString(markStart + "\n" + body + markEnd + "\n")
+	for i := b + 1; i <= cb; i++ {
+		u.WriteString(clip(text[lines[i].start:lines[i].end]) + "\n")
+	}
+	u.WriteString("<|/current_file|>\n\n" + closing + "\n")
+	p.system, p.user = e.cfg.Instructions, u.String()
+	return p, true
+}
+
+// lf turns "\r\n" line breaks into "\n".
+func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// clip shortens a line of context to maxLineBytes, on a character boundary.
+func clip(s string) string {
+	s = strings.TrimSuffix(s, "\r")
+	if len(s) <= maxLineBytes {
+		return s
+	}
+	n := maxLineBytes
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// displayName is how a document is named in the prompt: a file URI's path, any other URI as is.
+func displayName(uri string) string {
+	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" && u.Path != "" {
+		return u.Path
+	}
+	return uri
+}
+
+// history renders the recent edits, oldest first, as hunks of one unified diff, within
+// MaxHistory and HistoryBytes (the newest are kept).
+func (e *engine) history(req nesagent.Request, name string) string {
+	if e.cfg.HistoryBytes == 0 {
+		return ""
+	}
+	var hunks []string
+	total := 0
+	for i := len(req.Recent) - 1; i >= 0 && len(hunks) < e.cfg.MaxHistory; i-- {
+		ed := req.Recent[i]
+		if ed.OldLines == ed.NewLines {
+			continue
+		}
+		// Where the edit's lines are now: later edits before them moved them.
+		pos := ed.LineStart
+		for _, later := range req.Recent[i+1:] {
+			switch {
+			case later.Start+len(later.Old) <= pos:
+				pos += len(later.New) - len(later.Old)
+			case later.Start < pos:
+				pos = later.Start
+			}
+		}
+		pos = min(max(pos, 0), len(req.Text))
+		h := hunk1(lf(ed.OldLines), lf(ed.NewLines), strings.Count(req.Text[:pos], "\n")+1)
+		if total+len(h) > e.cfg.HistoryBytes && len(hunks) > 0 {
+			break
+		}
+		total += len(h)
+		hunks = append(hunks, h)
+	}
+	if len(hunks) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", name, name)
+	for i := len(hunks) - 1; i >= 0; i-- {
+		b.WriteString(hunks[i])
+	}
+	return b.String()
+}
+
+// maxHunkLines bounds the lines of one hunk of the history; the middle of a longer one is left
+// out.
+const maxHunkLines = 16
+
+// hunk1 renders one edit of whole lines as a unified diff hunk starting at line n.
+func hunk1(old, new string, n int) string {
+	ol, nl := strings.Split(old, "\n"), strings.Split(new, "\n")
+	var body []string
+	i, j := 0, 0
+	emit := func(a1, b1 int) {
+		for ; i < a1; i++ {
+			body = append(body, "-"+clip(ol[i]))
+		}
+		for ; j < b1; j++ {
+			body = append(body, "+"+clip(nl[j]))
+		}
+	}
+	for _, bl := range diffBlocks(len(ol), len(nl), func(a, b int) bool { return ol[a] == nl[b] }) {
+		for i < bl.a0 {
+			body = append(body, " "+clip(ol[i]))
+			i++
+			j++
+		}
+		emit(bl.a1, bl.b1)
+	}
+	for i < len(ol) {
+		body = append(body, " "+clip(ol[i]))
+		i++
+	}
+	if len(body) > maxHunkLines {
+		cut := len(body) - maxHunkLines + 1
+		head := (maxHunkLines - 1) / 2
+		body = append(append(body[:head:head], fmt.Sprintf(" … (%d lines left out)", cut)), body[head+cut:]...)
+	}
+	return fmt.Sprintf("@@ -%d,%d +%d,%d @@\n%s\n", n, len(ol), n, len(nl), strings.Join(body, "\n"))
+}
+
+// excerpts renders short excerpts of the other open documents, most recently edited first, within
+// MaxOpenDocs: in each, the lines around the line that shares the most (and the longest) names
+// with the region, or its beginning.
+func (e *engine) excerpts(req nesagent.Request, region string) string {
+	if e.cfg.MaxOpenDocs == 0 || e.cfg.ExcerptLines == 0 || e.cfg.ExcerptBytes == 0 {
+		return ""
+	}
+	names := identifiers(region)
+	if n := len(req.Recent); n > 0 {
+		for w := range identifiers(req.Recent[n-1].NewLines) {
+			names[w] = true
+		}
+	}
+	var b strings.Builder
+	docs := 0
+	for _, d := range req.Open {
+		if docs >= e.cfg.MaxOpenDocs {
+			break
+		}
+		if strings.TrimSpace(d.Text) == "" {
+			continue
+		}
+		docs++
+		lines := splitLines(d.Text)
+		best, score := 0, 0
+		for i, l := range lines[:min(len(lines), maxScanLines)] {
+			if s := scoreLine(d.Text[l.start:l.end], names); s > score {
+				best, score = i, s
+			}
+		}
+		lo := max(best-e.cfg.ExcerptLines/4, 0)
+		hi := min(lo+e.cfg.ExcerptLines, len(lines))
+		size := func() int {
+			n := 0
+			for _, l := range lines[lo:hi] {
+				n += min(l.end-l.start, maxLineBytes) + 1
+			}
+			return n
+		}
+		for hi-lo > 1 && size() > e.cfg.ExcerptBytes {
+			if hi-1 > best {
+				hi--
+			} else {
+				lo++
+			}
+		}
+		lang := ""
+		if d.LanguageID != "" {
+			lang = d.LanguageID + ", "
+		}
+		fmt.Fprintf(&b, "<|excerpt|> %s (%slines %d-%d)\n", displayName(d.URI), lang, lo+1, hi)
+		for _, l := range lines[lo:hi] {
+			b.WriteString(clip(d.Text[l.start:l.end]) + "\n")
+		}
+		b.WriteString("<|/excerpt|>\n\n")
+	}
+	return b.String()
+}
+
+// maxScanLines bounds the lines of another document searched for the region's names.
+const maxScanLines = 20000
+
+// scoreLine is the total length of the distinct names of a line found in names.
+func scoreLine(line string, names map[string]bool) int {
+	var found []string
+	score := 0
+	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return !isWordRune(r) }) {
+		if names[w] && !slices.Contains(found, w) {
+			found = append(found, w)
+			score += len(w)
+		}
+	}
+	return score
+}
+
+// identifiers are the names in s: runs of letters, digits and underscores of at least three
+// characters, not all digits.
+func identifiers(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !isWordRune(r) }) {
+		if len(w) >= 3 && strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) }) >= 0 {
+			out[w] = true
+		}
+	}
+	return out
+}
