@@ -117,7 +117,7 @@ func startBridge(t *testing.T, args ...string) *bridgeProc {
 	b := &bridgeProc{t: t, cmd: cmd, stdin: stdin, stdout: &frameCheck{}, logFile: logFile, messages: make(chan string, 10), waited: make(chan error, 1)}
 	b.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(rwc{io.TeeReader(stdout, b.stdout), stdin}))
 	b.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		if req.Method() == "window/showMessage" {
+		if req.Method() == "window/showMessage" || req.Method() == "window/logMessage" {
 			var p struct {
 				Message string `json:"message"`
 			}
@@ -379,20 +379,23 @@ func TestBinaryEndsAgentOnEOF(t *testing.T) {
 	waitAgentGone(t, agent)
 }
 
-// TestBinaryWithoutAgent: the user is told, and requests get empty results.
+// TestBinaryWithoutAgent: with no agent configured the bridge starts its own built-in agent, and
+// says so in the editor's log.
 func TestBinaryWithoutAgent(t *testing.T) {
 	b := startBridge(t)
 	if err := b.call("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.notify("initialized", map[string]any{})
-	select {
-	case msg := <-b.messages:
-		if !strings.Contains(msg, "no agent is configured") {
-			t.Errorf("showMessage %q", msg)
+	for _, want := range []string{"no agent is configured; using the built-in agent", "acp-lsp-bridge-builtin is ready (positions utf-8"} {
+		select {
+		case msg := <-b.messages:
+			if !strings.Contains(msg, want) {
+				t.Errorf("message %q, want one saying %q", msg, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no message saying %q", want)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no window/showMessage about the missing agent")
 	}
 	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///x.go", "languageId": "go", "version": 1, "text": "x"}})
 	var res struct {

@@ -28,6 +28,12 @@ func (s *Server) startAgent(ctx context.Context) {
 		cmd = s.init.InitializationOptions.Agent
 	}
 	s.mu.Unlock()
+	if (cmd == nil || cmd.Path == "") && s.cfg.DefaultAgent != nil && s.cfg.ConnectAgent == nil {
+		def := *s.cfg.DefaultAgent
+		cmd = &def
+		s.logMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: no agent is configured; using the built-in agent "+
+			"(rename propagation and repeated edits, no model). Set `-- AGENT` or initializationOptions.agent for another.")
+	}
 	agent, err := s.connectAgent(cmd)
 	if err != nil {
 		s.agentFailed(ctx, err.Error(), err)

@@ -39,8 +39,10 @@ const (
 
 // Config configures a server.
 type Config struct {
-	// Agent is the agent to start; when nil, initializationOptions.agent is used.
-	Agent *acpside.Command
+	// Agent is the agent to start; when nil, initializationOptions.agent is used, and without it
+	// DefaultAgent (the bridge's built-in agent).
+	Agent        *acpside.Command
+	DefaultAgent *acpside.Command
 	// Version is reported in serverInfo and to the agent.
 	Version string
 	Log     zerolog.Logger

@@ -31,6 +31,7 @@ const usage = `acp-lsp-bridge: Next Edit Suggestions from any ACP agent in any L
 Usage:
   acp-lsp-bridge [flags] -- AGENT [ARGS...]
   acp-lsp-bridge [flags]                      (agent from initializationOptions.agent)
+  acp-lsp-bridge agent [--model-url URL ...]  (the bridge's own NES agent, on stdin/stdout)
   acp-lsp-bridge demo                         (a scripted session; no setup, no network)
   acp-lsp-bridge doctor [--json] -- AGENT...  (can this agent do NES with the bridge? see doctor --help)
 
@@ -52,8 +53,10 @@ suggestions on the cursor line; accepting one runs the command acp-lsp-bridge.ac
 the agent (nes/accept). Positions are converted between the encodings each side negotiated
 (utf-8, utf-16, utf-32).
 
-Without an agent, or with an agent that cannot do NES, the bridge tells the editor once
-(window/showMessage) and keeps answering with empty results.
+Without an agent configured, the bridge starts its own built-in agent (acp-lsp-bridge agent:
+rename propagation and repeated edits, no model; see agent --help, which also connects any
+OpenAI-compatible model server). With an agent that cannot do NES, the bridge tells the editor
+once (window/showMessage) and keeps answering with empty results.
 
 Logs go to stderr, or to --log-file; stdout carries only LSP messages.
 
@@ -79,6 +82,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runDemo(ctx, stdout, stderr)
 		case "demo-agent": // the scripted agent that demo starts
 			return runDemoAgent(args[1:], stdin, stdout)
+		case "agent":
+			return runAgent(ctx, args[1:], stdin, stdout, stderr)
 		case "doctor":
 			return runDoctor(ctx, args[1:], stdout, stderr)
 		}
@@ -110,11 +115,18 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log zerolog.Logger, trace *wiretrace.Writer) int {
+	var builtinAgent *acpside.Command
+	if self, err := os.Executable(); err == nil {
+		builtinAgent = &acpside.Command{Path: self, Args: []string{"agent"}}
+	} else {
+		log.Warn().Err(err).Msg("cannot find the bridge's own executable; no built-in agent")
+	}
 	return lspside.Serve(ctx, stdin, stdout, lspside.Config{
-		Agent:   cfg.agent,
-		Version: version,
-		Log:     log,
-		Trace:   trace,
+		Agent:        cfg.agent,
+		DefaultAgent: builtinAgent,
+		Version:      version,
+		Log:          log,
+		Trace:        trace,
 	})
 }
 

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/builtin"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
+)
+
+const agentUsage = `acp-lsp-bridge agent: the bridge's own ACP agent with Next Edit Suggestions.
+
+Usage:
+  acp-lsp-bridge agent                                   (built-in: no model, no network)
+  acp-lsp-bridge agent --model-url URL --model NAME      (any OpenAI-compatible server)
+
+It speaks ACP on stdin/stdout, like any agent; the bridge starts it by itself when no other agent
+is configured. The built-in engine suggests, after you rename an identifier in one place, the same
+rename at its next occurrences, and after you edit one line, the same edit on nearby lines of the
+same shape. With --model-url it asks a model (llama.cpp's server, Ollama, vLLM, hosted APIs) to
+rewrite the region around the cursor; see docs/model-agent.md.
+
+Flags:
+`
+
+// runAgent is the agent subcommand.
+func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("acp-lsp-bridge agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	url := fs.String("model-url", "", "base `URL` of an OpenAI-compatible server (uses the model engine)")
+	name := fs.String("model", "", "the model's `name` on that server")
+	keyEnv := fs.String("api-key-env", "", "the environment `variable` holding the server's API key (sent as a Bearer token)")
+	timeout := fs.Duration("timeout", model.DefaultTimeout, "how long one request to the model may take")
+	verbose := fs.Bool("verbose", false, "log to stderr (sizes and timings, never document text)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, agentUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintln(stderr, "run acp-lsp-bridge agent --help for the flags")
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "acp-lsp-bridge agent: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	// The ACP SDK logs through slog's default logger; stdout is the ACP wire.
+	slog.SetDefault(logger)
+
+	var engine nesagent.Engine
+	name2 := "acp-lsp-bridge-builtin"
+	switch {
+	case *url == "" && *name == "":
+		engine = builtin.New()
+	case *url == "" || *name == "":
+		fmt.Fprintln(stderr, "acp-lsp-bridge agent: --model-url and --model go together")
+		return 2
+	default:
+		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger}
+		if *keyEnv != "" {
+			cfg.APIKey = os.Getenv(*keyEnv)
+			if cfg.APIKey == "" {
+				fmt.Fprintf(stderr, "acp-lsp-bridge agent: --api-key-env %s: the variable is empty or unset\n", *keyEnv)
+				return 2
+			}
+		}
+		var err error
+		if engine, err = model.New(cfg); err != nil {
+			fmt.Fprintf(stderr, "acp-lsp-bridge agent: %v\n", err)
+			return 2
+		}
+		name2 = "acp-lsp-bridge-model"
+	}
+	_ = ctx
+	start := time.Now()
+	nesagent.New(engine, nesagent.Options{Name: name2, Version: version}).Serve(stdin, stdout)
+	logger.Info("agent done", "uptime", time.Since(start))
+	return 0
+}
