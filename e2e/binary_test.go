@@ -502,7 +502,8 @@ func TestBinaryFlags(t *testing.T) {
 	}
 }
 
-// TestDemo: the README's first command prints the session a user would see and ends cleanly.
+// TestDemo: the README's first command runs a session through the real bridge and its built-in
+// agent, and prints what a user would see.
 func TestDemo(t *testing.T) {
 	bridge, _ := binaries(t)
 	cmd := exec.Command(bridge, "demo")
@@ -513,12 +514,25 @@ func TestDemo(t *testing.T) {
 	}
 	out := stdout.String()
 	for _, want := range []string{
-		"    \tfmt.Printf(\"こんにちは, %s!\\n\", name)\n    \tdefer fmt.Println(\"bye 👋\")\n    }\n",
-		"nes/accept sugg-1", "nes/accept sugg-2", "nes/close",
+		// rename propagation: the two other uses of sum, nearest first
+		"The agent suggests the next edit, on line 8:\n      8 - \t\tsum += p\n      8 + \t\tacc += p\n",
+		"The agent suggests the next edit, on line 10:\n     10 - \treturn sum\n     10 + \treturn acc\n",
+		// the repeated edit on the next two lines
+		"     15 + \tfmt.Println(\"total:\", total([]int{3, 4}))\n",
+		"     16 + \tfmt.Println(\"total:\", total([]int{5, 6}))\n",
+		// the buffer after accepting
+		"    \tacc := 0\n    \tfor _, p := range prices {\n    \t\tacc += p\n    \t}\n    \treturn acc\n",
+		"    \tfmt.Println(\"total:\", total([]int{1, 2}))\n    \tfmt.Println(\"total:\", total([]int{3, 4}))\n    \tfmt.Println(\"total:\", total([]int{5, 6}))\n",
+		// what the agent received, from the bridge's own trace
+		"What the agent received, in order (from the bridge's --trace): initialize, nes/start, document/didOpen,",
+		"nes/accept", "nes/close",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "You accept it"); n != 4 {
+		t.Errorf("%d suggestions accepted, want 4:\n%s", n, out)
 	}
 	if strings.Contains(out, "\x1b[") {
 		t.Error("demo output is colored although stdout is not a terminal")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,31 +15,41 @@ import (
 	"unicode/utf16"
 
 	"go.lsp.dev/jsonrpc2"
-
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"go.lsp.dev/uri"
 )
 
-// demoRules are the scripted agent's suggestions in the demo: fixed rules, no model.
-var demoRules = []testagent.Rule{
-	{When: "fmt.Pri", Find: "fmt.Pri", Replace: `fmt.Printf("こんにちは, %s!\n", name)`},
-	{When: "defer fmt.", Find: "defer fmt.", Replace: `defer fmt.Println("bye 👋")`},
+// demoDoc is the file the demo edits.
+const demoDoc = `package main
+
+import "fmt"
+
+func total(prices []int) int {
+	sum := 0
+	for _, p := range prices {
+		sum += p
+	}
+	return sum
 }
 
-const demoDoc = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tname := \"世界\"\n\t\n\t\n}\n"
+func main() {
+	fmt.Println(total([]int{1, 2}))
+	fmt.Println(total([]int{3, 4}))
+	fmt.Println(total([]int{5, 6}))
+}
+`
 
-// runDemoAgent is the hidden "demo-agent" subcommand: the scripted agent the demo talks to.
-func runDemoAgent(args []string, stdin io.Reader, stdout io.Writer) int {
-	cfg := testagent.Config{Encoding: "utf-32", Rules: demoRules}
-	if len(args) == 1 {
-		f, err := os.OpenFile(args[0], os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return 2
-		}
-		defer f.Close()
-		cfg.Log = f
-	}
-	testagent.New(cfg).Serve(stdin, stdout)
-	return 0
+// demoStep is one thing the user types, at the first occurrence of at (after it when after is
+// set, else replacing it).
+type demoStep struct {
+	what        string
+	at, replace string
+	after       bool
+	typed       string
+}
+
+var demoSteps = []demoStep{
+	{what: "rename `sum` to `acc` where it is declared", at: "sum := 0", replace: "sum", typed: "acc"},
+	{what: "label the first total it prints", at: "fmt.Println(", after: true, typed: `"total:", `},
 }
 
 type demoUI struct {
@@ -55,8 +66,8 @@ func (u demoUI) style(code, s string) string {
 
 func (u demoUI) say(format string, args ...any) { fmt.Fprintf(u.w, format+"\n", args...) }
 
-// runDemo drives a scripted editing session through the real bridge binary, over real pipes, with
-// a scripted agent, and prints what a user would see.
+// runDemo drives a scripted editing session through the real bridge binary and its built-in agent,
+// over real pipes, and prints what a user would see.
 func runDemo(ctx context.Context, stdout, stderr io.Writer) int {
 	ui := demoUI{w: stdout, color: isTerminal(stdout)}
 	if err := demo(ctx, ui); err != nil {
@@ -75,6 +86,8 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// demoEditor is the demo's editor: a buffer kept in step with the bridge, positions in utf-16 as
+// most editors use.
 type demoEditor struct {
 	conn    jsonrpc2.Conn
 	uri     string
@@ -89,7 +102,6 @@ func (e *demoEditor) call(ctx context.Context, method string, params, result any
 	return err
 }
 
-// utf16Pos is the LSP position (utf-16, as most editors use) of a byte offset.
 func utf16Pos(text string, off int) map[string]int {
 	line := strings.Count(text[:off], "\n")
 	start := strings.LastIndexByte(text[:off], '\n') + 1
@@ -122,22 +134,56 @@ func (e *demoEditor) replace(ctx context.Context, start, end int, text string) e
 	})
 }
 
-type demoItem struct {
-	InsertText string `json:"insertText"`
-	Range      struct {
-		Start struct {
-			Line      int `json:"line"`
-			Character int `json:"character"`
-		} `json:"start"`
-		End struct {
-			Line      int `json:"line"`
-			Character int `json:"character"`
-		} `json:"end"`
+type demoPos struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+// demoEdit is a Copilot-style inline edit: what sidekick.nvim and copilot.lua show anywhere in the
+// file.
+type demoEdit struct {
+	Text  string `json:"text"`
+	Range struct {
+		Start demoPos `json:"start"`
+		End   demoPos `json:"end"`
 	} `json:"range"`
 	Command struct {
 		Command   string `json:"command"`
 		Arguments []any  `json:"arguments"`
 	} `json:"command"`
+}
+
+// nextEdit asks the bridge for the next edit at the cursor.
+func (e *demoEditor) nextEdit(ctx context.Context, cursor int) (*demoEdit, error) {
+	var res struct {
+		Edits []demoEdit `json:"edits"`
+	}
+	if err := e.call(ctx, "textDocument/copilotInlineEdit", map[string]any{
+		"textDocument": map[string]any{"uri": e.uri, "version": e.version}, "position": utf16Pos(e.text, cursor),
+	}, &res); err != nil {
+		return nil, err
+	}
+	if len(res.Edits) == 0 {
+		return nil, nil
+	}
+	return &res.Edits[0], nil
+}
+
+// lineDiff shows how the lines around [start, end) change when it becomes text.
+func (u demoUI) lineDiff(before string, start, end int, text string) string {
+	ls := strings.LastIndexByte(before[:start], '\n') + 1
+	le := end + strings.IndexByte(before[end:]+"\n", '\n')
+	oldLines := before[ls:le]
+	newLines := before[ls:start] + text + before[end:le]
+	n := strings.Count(before[:ls], "\n") + 1
+	var b strings.Builder
+	for i, l := range strings.Split(oldLines, "\n") {
+		fmt.Fprintf(&b, "    %s\n", u.style("31", fmt.Sprintf("%3d - %s", n+i, l)))
+	}
+	for i, l := range strings.Split(newLines, "\n") {
+		fmt.Fprintf(&b, "    %s\n", u.style("32", fmt.Sprintf("%3d + %s", n+i, l)))
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func demo(ctx context.Context, ui demoUI) error {
@@ -150,8 +196,9 @@ func demo(ctx context.Context, ui demoUI) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	agentLog := filepath.Join(dir, "agent.jsonl")
-	cmd := exec.CommandContext(ctx, self, "--log-level", "error", "--", self, "demo-agent", agentLog)
+	tracePath := filepath.Join(dir, "trace.jsonl")
+	// No agent named: the bridge starts its built-in agent, as it does for a new user.
+	cmd := exec.CommandContext(ctx, self, "--log-level", "error", "--trace", tracePath)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -165,74 +212,97 @@ func demo(ctx context.Context, ui demoUI) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	ui.say("%s", ui.style("1", "acp-lsp-bridge demo")+": an editor session, scripted, through the real bridge binary over real pipes.")
-	ui.say("The agent is a scripted test agent with two fixed rules (no model, no network).\n")
-
-	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(struct {
-		io.Reader
-		io.WriteCloser
-	}{out, in}))
-	conn.Go(ctx, jsonrpc2.MethodNotFoundHandler)
-	e := &demoEditor{conn: conn, uri: "file://" + filepath.Join(dir, "main.go"), text: demoDoc, version: 1}
 	fail := func(err error) error {
 		_ = in.Close()
 		_ = cmd.Wait()
 		return fmt.Errorf("%w\n%s", err, bridgeErr.String())
 	}
-	var init struct {
-		Capabilities struct {
-			PositionEncoding string `json:"positionEncoding"`
-		} `json:"capabilities"`
-	}
+	ui.say("%s", ui.style("1", "acp-lsp-bridge demo")+": a scripted editing session through the real bridge binary and its")
+	ui.say("built-in agent (rename propagation and repeated edits; no model, no network), over real pipes.\n")
+
+	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(struct {
+		io.Reader
+		io.WriteCloser
+	}{out, in}))
+	ready := make(chan struct{})
+	var once bool
+	conn.Go(ctx, func(_ context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method() == "window/logMessage" && bytes.Contains(req.Params(), []byte(" is ready (")) && !once {
+			once = true
+			close(ready)
+		}
+		return nil, nil
+	})
+	e := &demoEditor{conn: conn, uri: string(uri.File(filepath.Join(dir, "main.go"))), text: demoDoc, version: 1}
 	if err := e.call(ctx, "initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": "file://" + dir,
+		"processId": os.Getpid(), "rootUri": string(uri.File(dir)),
 		"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-16"}}},
 		"clientInfo":   map[string]any{"name": "demo editor"},
-	}, &init); err != nil {
+	}, nil); err != nil {
 		return fail(err)
 	}
 	_ = conn.Notify(ctx, "initialized", map[string]any{})
+	select {
+	case <-ready:
+	case <-time.After(15 * time.Second):
+		return fail(fmt.Errorf("the built-in agent did not start"))
+	}
 	_ = conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": e.uri, "languageId": "go", "version": 1, "text": e.text,
 	}})
-	ui.say("The editor opened main.go; the bridge negotiated %s positions with it (the agent uses utf-32).", init.Capabilities.PositionEncoding)
-	ui.say("%s", ui.style("2", indent(e.text)))
+	ui.say("The editor opens main.go:")
+	ui.say("%s\n", ui.style("2", indent(e.text)))
 
-	for step, typed := range []string{"fmt.Pri", "defer fmt."} {
-		// Type on the (step+6)th line, one character at a time.
-		at := utf16Offset(e.text, 6+step, 1)
-		for _, r := range typed {
-			if err := e.replace(ctx, at, at, string(r)); err != nil {
+	accepted := 0
+	for _, step := range demoSteps {
+		at := strings.Index(e.text, step.at)
+		start, end := at, at+len(step.replace)
+		if step.after {
+			start, end = at+len(step.at), at+len(step.at)
+		}
+		before := e.text
+		// Type it one key at a time, as an editor reports keystrokes.
+		if end > start {
+			if err := e.replace(ctx, start, end, ""); err != nil {
 				return fail(err)
 			}
-			at += len(string(r))
 		}
-		ui.say("You type %s on line %d.", ui.style("1", quote(typed)), 7+step)
-		var res struct {
-			Items []demoItem `json:"items"`
+		cursor := start
+		for _, r := range step.typed {
+			if err := e.replace(ctx, cursor, cursor, string(r)); err != nil {
+				return fail(err)
+			}
+			cursor += len(string(r))
 		}
-		if err := e.call(ctx, "textDocument/inlineCompletion", map[string]any{
-			"textDocument": map[string]any{"uri": e.uri}, "position": utf16Pos(e.text, at),
-			"context": map[string]any{"triggerKind": 2},
-		}, &res); err != nil {
-			return fail(err)
+		ui.say("You %s, typing %s:", step.what, ui.style("1", quote(step.typed)))
+		ui.say("%s\n", ui.lineDiff(before, start, end, step.typed))
+		for {
+			edit, err := e.nextEdit(ctx, cursor)
+			if err != nil {
+				return fail(err)
+			}
+			if edit == nil {
+				ui.say("The agent has no further suggestion.\n")
+				break
+			}
+			s := utf16Offset(e.text, edit.Range.Start.Line, edit.Range.Start.Character)
+			en := utf16Offset(e.text, edit.Range.End.Line, edit.Range.End.Character)
+			ui.say("The agent suggests the next edit, on line %d:", edit.Range.Start.Line+1)
+			ui.say("%s", ui.lineDiff(e.text, s, en, edit.Text))
+			// Accept: apply the edit, then run its command, as the editor does.
+			if err := e.replace(ctx, s, en, edit.Text); err != nil {
+				return fail(err)
+			}
+			if err := e.call(ctx, "workspace/executeCommand", map[string]any{"command": edit.Command.Command, "arguments": edit.Command.Arguments}, nil); err != nil {
+				return fail(err)
+			}
+			accepted++
+			ui.say("You accept it (%s).\n", edit.Command.Command)
+			cursor = s + len(edit.Text)
+			if accepted > 10 {
+				return fail(fmt.Errorf("the agent keeps suggesting"))
+			}
 		}
-		if len(res.Items) == 0 {
-			return fail(fmt.Errorf("no suggestion for %q", typed))
-		}
-		it := res.Items[0]
-		start := utf16Offset(e.text, it.Range.Start.Line, it.Range.Start.Character)
-		end := utf16Offset(e.text, it.Range.End.Line, it.Range.End.Character)
-		lineStart := strings.LastIndexByte(e.text[:at], '\n') + 1
-		ghost := strings.TrimPrefix(it.InsertText, e.text[start:at])
-		ui.say("The agent suggests (ghost text):\n    %s%s", e.text[lineStart:at], ui.style("2;3", ghost))
-		if err := e.replace(ctx, start, end, it.InsertText); err != nil {
-			return fail(err)
-		}
-		if err := e.call(ctx, "workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil); err != nil {
-			return fail(err)
-		}
-		ui.say("You accept it (%s %v).\n", it.Command.Command, it.Command.Arguments)
 	}
 	ui.say("The buffer after accepting:")
 	ui.say("%s", ui.style("32", indent(e.text)))
@@ -244,11 +314,11 @@ func demo(ctx context.Context, ui demoUI) error {
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("the bridge exited with %v\n%s", err, bridgeErr.String())
 	}
-	heard, err := agentHeard(agentLog)
+	heard, err := agentHeard(tracePath)
 	if err != nil {
 		return err
 	}
-	ui.say("What the agent received, in order: %s", strings.Join(heard, ", "))
+	ui.say("\nWhat the agent received, in order (from the bridge's --trace): %s", strings.Join(heard, ", "))
 	return nil
 }
 
@@ -258,13 +328,14 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
-// agentHeard lists the methods the demo agent received, with the ids of accepted suggestions, runs
-// of the same method folded into one entry ("document/didChange ×10").
-func agentHeard(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+// agentHeard lists the methods the bridge sent the agent, from a trace, runs of the same method
+// folded into one entry ("document/didChange ×10").
+func agentHeard(tracePath string) ([]string, error) {
+	f, err := os.Open(tracePath)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	var out []string
 	last, n := "", 0
 	flush := func() {
@@ -275,26 +346,25 @@ func agentHeard(path string) ([]string, error) {
 			out = append(out, fmt.Sprintf("%s ×%d", last, n))
 		}
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var m testagent.Message
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			return nil, err
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var rec struct {
+			Dir     string `json:"dir"`
+			Message struct {
+				Method string `json:"method"`
+			} `json:"message"`
 		}
-		name := m.Method
-		if m.Method == "nes/accept" {
-			var p struct {
-				ID string `json:"id"`
-			}
-			_ = json.Unmarshal(m.Params, &p)
-			name += " " + p.ID
+		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Dir != "bridge→agent" || rec.Message.Method == "" {
+			continue
 		}
-		if name == last {
+		if rec.Message.Method == last {
 			n++
 			continue
 		}
 		flush()
-		last, n = name, 1
+		last, n = rec.Message.Method, 1
 	}
 	flush()
-	return out, nil
+	return out, sc.Err()
 }

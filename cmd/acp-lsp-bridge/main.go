@@ -80,8 +80,6 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		switch args[0] {
 		case "demo":
 			return runDemo(ctx, stdout, stderr)
-		case "demo-agent": // the scripted agent that demo starts
-			return runDemoAgent(args[1:], stdin, stdout)
 		case "agent":
 			return runAgent(ctx, args[1:], stdin, stdout, stderr)
 		case "doctor":
