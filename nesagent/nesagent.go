@@ -21,6 +21,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
 // Engine produces suggestions for a request. It must return promptly when ctx ends (the client
@@ -234,17 +235,7 @@ func (a *Agent) didChange(p acp.UnstableDidChangeDocumentNotification) *acp.Requ
 	if !ok {
 		return invalid(fmt.Errorf("document/didChange for %s, which is not open", p.Uri))
 	}
-	changes := make([]document.Change, len(p.ContentChanges))
-	for i, c := range p.ContentChanges {
-		changes[i].Text = c.Text
-		if c.Range != nil {
-			r := encoding.Range{
-				Start: encoding.Position{Line: c.Range.Start.Line, Character: c.Range.Start.Character},
-				End:   encoding.Position{Line: c.Range.End.Line, Character: c.Range.End.Character},
-			}
-			changes[i].Range = &r
-		}
-	}
+	changes := translate.ChangesFromACP(p.ContentChanges)
 	m, applied, err := document.Apply(d.m, changes, a.enc)
 	if err != nil {
 		return invalid(err)

@@ -73,6 +73,20 @@ func ChangesToACP(applied []document.Applied, final string, agent encoding.Kind,
 	return out, nil
 }
 
+// ChangesFromACP turns the content changes of an ACP document/didChange into document changes, to
+// apply with document.Apply in the encoding the agent negotiated (the agent's side of ChangesToACP).
+func ChangesFromACP(events []acp.UnstableTextDocumentContentChangeEvent) []document.Change {
+	changes := make([]document.Change, len(events))
+	for i, c := range events {
+		changes[i].Text = c.Text
+		if c.Range != nil {
+			r := RangeFromACP(*c.Range)
+			changes[i].Range = &r
+		}
+	}
+	return changes
+}
+
 // Replacement is a single replacement of the bytes [Start, End) of a snapshot's text by Text.
 type Replacement struct {
 	Start, End int

@@ -16,6 +16,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
 // Rule: when the cursor line contains When, replace the first occurrence of Find in that line with
@@ -185,17 +186,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, invalid(err)
 		}
-		changes := make([]document.Change, len(p.ContentChanges))
-		for i, c := range p.ContentChanges {
-			changes[i].Text = c.Text
-			if c.Range != nil {
-				r := encoding.Range{
-					Start: encoding.Position{Line: c.Range.Start.Line, Character: c.Range.Start.Character},
-					End:   encoding.Position{Line: c.Range.End.Line, Character: c.Range.End.Character},
-				}
-				changes[i].Range = &r
-			}
-		}
+		changes := translate.ChangesFromACP(p.ContentChanges)
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		m, ok := a.docs[p.Uri]
