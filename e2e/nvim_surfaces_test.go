@@ -276,51 +276,7 @@ func surfacesRun(t *testing.T, nvim, script, bridge string, agentCmd []string, e
 	output := out.String()
 	t.Logf("nvim (editor %s, agent %s) finished in %v", enc, agentEnc, elapsed.Round(time.Millisecond))
 
-	failed := false
-	switch {
-	case ctx.Err() != nil:
-		t.Errorf("nvim did not finish within 40 s")
-		failed = true
-	case err != nil:
-		t.Errorf("nvim failed: %v", err)
-		failed = true
-	case !strings.Contains(output, "ALL PASSED"):
-		t.Errorf("nvim exited 0 without ALL PASSED")
-		failed = true
-	}
-	for _, line := range strings.Split(output, "\n") {
-		if i := strings.Index(line, "FAIL "); i >= 0 {
-			t.Errorf("%s", line[i:])
-			failed = true
-		}
-	}
-
-	// Every accepted suggestion ends exactly once, with nes/accept; the agent log is complete now.
-	accepted := nvimAcceptedIDs(output)
-	if !failed && len(accepted) == 0 {
-		t.Errorf("no case reported an accepted suggestion")
-		failed = true
-	}
-	if len(accepted) > 0 {
-		msgs, lerr := nvimReadAgentLog(filepath.Join(work, "agent.log"))
-		if lerr != nil {
-			t.Errorf("agent log: %v", lerr)
-			failed = true
-		}
-		for name, id := range accepted {
-			var got []string
-			for _, m := range msgs {
-				if (m.Method == "nes/accept" || m.Method == "nes/reject") && m.Params.ID == id {
-					got = append(got, m.raw)
-				}
-			}
-			if len(got) != 1 || !strings.Contains(got[0], `"nes/accept"`) {
-				t.Errorf("case %s: suggestion %q: want exactly one nes/accept, agent received %d lifecycle messages: %s",
-					name, id, len(got), strings.Join(got, " "))
-				failed = true
-			}
-		}
-	}
+	failed := nvimVerdict(t, ctx.Err(), err, output, filepath.Join(work, "agent.log"), 40*time.Second)
 	if failed {
 		t.Logf("nvim output:\n%s", nvimIndent(output))
 		for _, f := range []struct{ name, path string }{

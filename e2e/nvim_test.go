@@ -110,52 +110,8 @@ func nvimRun(t *testing.T, nvim, script, bridge, agent, enc, agentEnc string) {
 		}
 	}
 
-	failed := false
-	switch {
-	case ctx.Err() != nil:
-		t.Errorf("nvim did not finish within 30 s")
-		failed = true
-	case err != nil:
-		t.Errorf("nvim failed: %v", err)
-		failed = true
-	case !strings.Contains(output, "ALL PASSED"):
-		t.Errorf("nvim exited 0 without ALL PASSED")
-		failed = true
-	}
-	for _, line := range strings.Split(output, "\n") {
-		if i := strings.Index(line, "FAIL "); i >= 0 {
-			t.Errorf("%s", line[i:])
-			failed = true
-		}
-	}
-
-	// Every accepted suggestion ends exactly once, with nes/accept. The script checks this too
-	// while Neovim runs; here the agent log is complete.
-	accepted := nvimAcceptedIDs(output)
-	if !failed && len(accepted) == 0 {
-		t.Errorf("no case reported an accepted suggestion")
-		failed = true
-	}
-	if len(accepted) > 0 {
-		msgs, lerr := nvimReadAgentLog(filepath.Join(work, "agent.log"))
-		if lerr != nil {
-			t.Errorf("agent log: %v", lerr)
-			failed = true
-		}
-		for name, id := range accepted {
-			var got []string
-			for _, m := range msgs {
-				if (m.Method == "nes/accept" || m.Method == "nes/reject") && m.Params.ID == id {
-					got = append(got, m.raw)
-				}
-			}
-			if len(got) != 1 || !strings.Contains(got[0], `"nes/accept"`) {
-				t.Errorf("case %s: suggestion %q: want exactly one nes/accept, agent received %d lifecycle messages: %s",
-					name, id, len(got), strings.Join(got, " "))
-				failed = true
-			}
-		}
-	}
+	// The script checks the lifecycle too while Neovim runs; here the agent log is complete.
+	failed := nvimVerdict(t, ctx.Err(), err, output, filepath.Join(work, "agent.log"), 30*time.Second)
 	if failed {
 		report()
 	} else if testing.Verbose() {
@@ -232,4 +188,54 @@ func nvimTail(s string, lines int) string {
 		return s
 	}
 	return fmt.Sprintf("... (%d earlier lines)\n%s", len(parts)-lines, strings.Join(parts[len(parts)-lines:], "\n"))
+}
+
+// nvimVerdict checks a finished Neovim run: it ended in time and cleanly, printed ALL PASSED and no
+// FAIL line, and every suggestion a case reports accepted ended exactly once, with nes/accept, in
+// the agent's complete log. It reports whether anything failed.
+func nvimVerdict(t *testing.T, ctxErr, runErr error, output, agentLog string, limit time.Duration) (failed bool) {
+	t.Helper()
+	switch {
+	case ctxErr != nil:
+		t.Errorf("nvim did not finish within %v", limit)
+		failed = true
+	case runErr != nil:
+		t.Errorf("nvim failed: %v", runErr)
+		failed = true
+	case !strings.Contains(output, "ALL PASSED"):
+		t.Errorf("nvim exited 0 without ALL PASSED")
+		failed = true
+	}
+	for _, line := range strings.Split(output, "\n") {
+		if i := strings.Index(line, "FAIL "); i >= 0 {
+			t.Errorf("%s", line[i:])
+			failed = true
+		}
+	}
+	accepted := nvimAcceptedIDs(output)
+	if !failed && len(accepted) == 0 {
+		t.Errorf("no case reported an accepted suggestion")
+		failed = true
+	}
+	if len(accepted) > 0 {
+		msgs, lerr := nvimReadAgentLog(agentLog)
+		if lerr != nil {
+			t.Errorf("agent log: %v", lerr)
+			failed = true
+		}
+		for name, id := range accepted {
+			var got []string
+			for _, m := range msgs {
+				if (m.Method == "nes/accept" || m.Method == "nes/reject") && m.Params.ID == id {
+					got = append(got, m.raw)
+				}
+			}
+			if len(got) != 1 || !strings.Contains(got[0], `"nes/accept"`) {
+				t.Errorf("case %s: suggestion %q: want exactly one nes/accept, agent received %d lifecycle messages: %s",
+					name, id, len(got), strings.Join(got, " "))
+				failed = true
+			}
+		}
+	}
+	return failed
 }
