@@ -55,7 +55,11 @@ func (s *Server) startAgent(ctx context.Context) {
 		}
 		return
 	}
-	if err := agent.StartNES(ictx, s.nesStartRequest()); err != nil {
+	start := s.nesStartRequest()
+	if root := s.workspaceRoot(); root != "" {
+		start.Repository = repositoryOf(root)
+	}
+	if err := agent.StartNES(ictx, start); err != nil {
 		agent.Close(ctx)
 		s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session: %v", name, err), err)
 		return

@@ -556,3 +556,28 @@ func TestOpenDocumentOutsideTheWorkspaceIsRefused(t *testing.T) {
 		t.Error("no log line says why")
 	}
 }
+
+// TestNESStartDescribesTheRepository: nes/start carries the workspace root's git remote, and no
+// repository when the workspace is not a git repository.
+func TestNESStartDescribesTheRepository(t *testing.T) {
+	root, _ := workspace(t, map[string]string{
+		".git/config": "[remote \"origin\"]\n\turl = git@github.com:alice/my-app.git\n",
+	})
+	plain, _ := workspace(t, map[string]string{"a.txt": "x"})
+	for _, tc := range []struct{ root, want string }{
+		{root, `"repository":{"name":"my-app","owner":"alice","remoteUrl":"git@github.com:alice/my-app.git"}`},
+		{plain, ""},
+	} {
+		e := newEditor(t, harnessOpts{})
+		e.root = tc.root
+		e.initialize()
+		m := e.waitAgent("nes/start", method("nes/start"))
+		got := string(m.Params)
+		if !strings.Contains(got, `"workspaceUri":"`+tc.root+`"`) {
+			t.Errorf("nes/start %s", got)
+		}
+		if tc.want != "" && !strings.Contains(got, tc.want) || tc.want == "" && strings.Contains(got, "repository") {
+			t.Errorf("nes/start %s, want repository %s", got, tc.want)
+		}
+	}
+}
