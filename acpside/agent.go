@@ -28,6 +28,8 @@ type Options struct {
 	// Kinds lists the suggestion kinds beyond "edit" that the bridge can present; only these are
 	// advertised in clientCapabilities.nes.
 	Kinds ClientKinds
+	// FS advertises fs/read_text_file and fs/write_text_file, which Handler must answer.
+	FS bool
 	// Handler answers the agent's requests to the client; nil answers "method not found".
 	Handler acp.MethodHandler
 	// Late receives the suggestions of a nes/suggest that the bridge gave up on (cancelled) but
@@ -146,6 +148,7 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 		ClientCapabilities: acp.ClientCapabilities{
 			PositionEncodings: encs,
 			Nes:               nes,
+			Fs:                acp.FileSystemCapabilities{ReadTextFile: a.opts.FS, WriteTextFile: a.opts.FS},
 		},
 	}
 	resp, err := acp.SendRequest[acp.InitializeResponse](a.conn, ctx, acp.AgentMethodInitialize, req)

@@ -103,6 +103,10 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 		// completion items; jumps, renames and search-and-replace as code actions.
 		Kinds: acpside.ClientKinds{Jump: true, Rename: true, SearchAndReplace: true},
 		Late:  s.sugs.endLate,
+		// The agent may read and write files inside the workspace: unsaved buffers first, writes
+		// through the editor (fs.go).
+		FS:      true,
+		Handler: s.agentRequest,
 	}
 	if s.cfg.Trace != nil {
 		opts.Trace = s.cfg.Trace.Record

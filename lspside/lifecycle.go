@@ -34,7 +34,8 @@ type initializeParams struct {
 		} `json:"textDocument"`
 		Workspace *struct {
 			WorkspaceEdit *struct {
-				DocumentChanges bool `json:"documentChanges"`
+				DocumentChanges    bool     `json:"documentChanges"`
+				ResourceOperations []string `json:"resourceOperations"`
 			} `json:"workspaceEdit"`
 		} `json:"workspace"`
 		Window *struct {
@@ -54,6 +55,7 @@ type initializeParams struct {
 // clientCaps is what the bridge needs to know of the client.
 type clientCaps struct {
 	documentChanges  bool // WorkspaceEdit.documentChanges
+	createFiles      bool // the create resource operation in documentChanges
 	showDocument     bool // window/showDocument
 	inlineCompletion bool
 	completion       bool // serve completion items
@@ -63,13 +65,25 @@ func (p initializeParams) clientCaps() clientCaps {
 	var c clientCaps
 	caps := p.Capabilities
 	c.inlineCompletion = caps.TextDocument != nil && caps.TextDocument.InlineCompletion != nil
-	c.documentChanges = caps.Workspace != nil && caps.Workspace.WorkspaceEdit != nil && caps.Workspace.WorkspaceEdit.DocumentChanges
+	if caps.Workspace != nil && caps.Workspace.WorkspaceEdit != nil {
+		c.documentChanges = caps.Workspace.WorkspaceEdit.DocumentChanges
+		for _, op := range caps.Workspace.WorkspaceEdit.ResourceOperations {
+			c.createFiles = c.createFiles || op == "create"
+		}
+	}
 	c.showDocument = caps.Window != nil && caps.Window.ShowDocument != nil && caps.Window.ShowDocument.Support
 	c.completion = !c.inlineCompletion
 	if o := p.InitializationOptions; o != nil && o.Completion != nil {
 		c.completion = *o.Completion
 	}
 	return c
+}
+
+// clientCaps returns what the client can do.
+func (s *Server) clientCaps() clientCaps {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client
 }
 
 // clientSupports reports a client capability.

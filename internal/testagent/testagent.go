@@ -80,6 +80,11 @@ func (a *Agent) Serve(r io.Reader, w io.Writer) {
 	<-a.conn.Done()
 }
 
+// Call sends a request to the client (fs/read_text_file, ...) and returns its raw result.
+func (a *Agent) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return acp.SendRequest[json.RawMessage](a.conn, ctx, method, params)
+}
+
 // Received returns the messages received so far.
 func (a *Agent) Received() []Message {
 	a.mu.Lock()

@@ -1,0 +1,165 @@
+package lspside
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	acp "github.com/coder/acp-go-sdk"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+)
+
+// agentRequest answers the agent's requests to the client: the ACP client methods the bridge
+// advertises.
+func (s *Server) agentRequest(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	switch method {
+	case acp.ClientMethodFsReadTextFile:
+		var p acp.ReadTextFileRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		return s.readTextFile(p)
+	case acp.ClientMethodFsWriteTextFile:
+		var p acp.WriteTextFileRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		return s.writeTextFile(ctx, p)
+	}
+	return nil, acp.NewMethodNotFound(method)
+}
+
+func fsError(path string, err error) *acp.RequestError {
+	return acp.NewInvalidParams(map[string]any{"path": path, "error": err.Error()})
+}
+
+// confinePath checks an absolute path the agent names against the workspace folders, after
+// following symlinks, and returns the file's URI: the editor's own URI when the file is open.
+func (s *Server) confinePath(path string) (resolved, u string, err error) {
+	if !filepath.IsAbs(path) {
+		return "", "", fmt.Errorf("not an absolute path")
+	}
+	resolved, err = s.confine(string(uri.File(filepath.Clean(path))))
+	if err != nil {
+		return "", "", errOutsideWorkspace
+	}
+	if snap, ok := s.openByPath(resolved); ok {
+		return resolved, snap.URI, nil
+	}
+	return resolved, string(uri.File(resolved)), nil
+}
+
+// readTextFile answers fs/read_text_file: the editor's unsaved buffer when the file is open,
+// otherwise the file on disk; inside the workspace only. line is one-based; limit counts lines.
+func (s *Server) readTextFile(p acp.ReadTextFileRequest) (any, *acp.RequestError) {
+	resolved, _, err := s.confinePath(p.Path)
+	if err != nil {
+		s.log.Warn().Str("dir", "agent→bridge").Str("path", p.Path).Err(err).Msg("fs/read_text_file refused")
+		return nil, fsError(p.Path, err)
+	}
+	var text string
+	if snap, ok := s.openByPath(resolved); ok {
+		text = snap.Text()
+	} else {
+		b, err := readTextFile(resolved, maxTargetFileSize)
+		if err != nil {
+			return nil, fsError(p.Path, err)
+		}
+		text = string(b)
+	}
+	if p.Line != nil || p.Limit != nil {
+		if text, err = lineSlice(text, p.Line, p.Limit); err != nil {
+			return nil, fsError(p.Path, err)
+		}
+	}
+	return acp.ReadTextFileResponse{Content: text}, nil
+}
+
+// lineSlice returns the lines [line, line+limit) of text, line one-based, line endings kept.
+func lineSlice(text string, line, limit *int) (string, error) {
+	m := encoding.NewMapper(text)
+	first := 0
+	if line != nil {
+		if *line < 1 {
+			return "", fmt.Errorf("line %d: lines are numbered from 1", *line)
+		}
+		first = *line - 1
+	}
+	if first >= m.LineCount() {
+		return "", nil
+	}
+	end := len(text)
+	if limit != nil {
+		if *limit < 0 {
+			return "", fmt.Errorf("limit %d is negative", *limit)
+		}
+		if last := first + *limit; last < m.LineCount() {
+			end = m.LineStart(last)
+		}
+	}
+	return text[m.LineStart(first):end], nil
+}
+
+// writeTextFile answers fs/write_text_file through workspace/applyEdit, so that the editor
+// performs the write on its buffer and shows it; inside the workspace only. A file that does not
+// exist is created when the editor can (documentChanges with the create operation).
+func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) (any, *acp.RequestError) {
+	resolved, u, err := s.confinePath(p.Path)
+	if err != nil {
+		s.log.Warn().Str("dir", "agent→bridge").Str("path", p.Path).Err(err).Msg("fs/write_text_file refused")
+		return nil, fsError(p.Path, err)
+	}
+	editor := s.editorEncoding()
+	caps := s.clientCaps()
+	var edit any
+	if snap, ok := s.openByPath(resolved); ok {
+		edit, err = translate.ToWorkspaceEdit([]translate.FileEdit{wholeText(snapshotTarget(snap), p.Content)}, editor, caps.documentChanges)
+	} else if b, rerr := readTextFile(resolved, maxTargetFileSize); rerr == nil {
+		t := target{uri: u, mapper: encoding.NewMapper(string(b))}
+		edit, err = translate.ToWorkspaceEdit([]translate.FileEdit{wholeText(t, p.Content)}, editor, caps.documentChanges)
+	} else if errors.Is(rerr, fs.ErrNotExist) {
+		if !caps.documentChanges || !caps.createFiles {
+			return nil, fsError(p.Path, errors.New("the file does not exist and the editor cannot create files (workspaceEdit.resourceOperations)"))
+		}
+		edit = map[string]any{"documentChanges": []any{
+			map[string]any{"kind": "create", "uri": u},
+			translate.TextDocumentEdit{TextDocument: translate.VersionedDocument{URI: u}, Edits: []protocol.TextEdit{{NewText: p.Content}}},
+		}}
+	} else {
+		return nil, fsError(p.Path, rerr)
+	}
+	if err != nil {
+		return nil, fsError(p.Path, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, clientWait)
+	defer cancel()
+	var res struct {
+		Applied       bool   `json:"applied"`
+		FailureReason string `json:"failureReason"`
+	}
+	label := "Agent writes " + filepath.Base(resolved)
+	if _, err := s.conn.Call(cctx, "workspace/applyEdit", map[string]any{"label": label, "edit": edit}, &res); err != nil {
+		return nil, acp.NewInternalError(map[string]any{"path": p.Path, "error": "the editor did not apply the write: " + err.Error()})
+	}
+	if !res.Applied {
+		reason := strings.TrimSpace(res.FailureReason)
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return nil, acp.NewInternalError(map[string]any{"path": p.Path, "error": "the editor refused the write: " + reason})
+	}
+	return acp.WriteTextFileResponse{}, nil
+}
+
+// wholeText is the edit that replaces all of a document's text.
+func wholeText(t target, content string) translate.FileEdit {
+	return translate.FileEdit{URI: t.uri, Version: t.version, Mapper: t.mapper, Spans: []translate.Span{{Start: 0, End: len(t.mapper.Text()), Text: content}}}
+}
