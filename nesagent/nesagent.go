@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 	"time"
 
@@ -376,20 +377,12 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 
 // applyEdits applies non-overlapping edits of text, in any order.
 func applyEdits(text string, edits []TextEdit) string {
-	sorted := append([]TextEdit(nil), edits...)
-	for i := 1; i < len(sorted); i++ {
-		for j := i; j > 0 && sorted[j].Start < sorted[j-1].Start; j-- {
-			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
-		}
+	spans := make([]translate.Span, len(edits))
+	for i, e := range edits {
+		spans[i] = translate.Span{Start: e.Start, End: e.End, Text: e.NewText}
 	}
-	out := make([]byte, 0, len(text))
-	at := 0
-	for _, e := range sorted {
-		out = append(out, text[at:e.Start]...)
-		out = append(out, e.NewText...)
-		at = e.End
-	}
-	return string(append(out, text[at:]...))
+	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
+	return translate.ApplySpans(text, spans)
 }
 
 // waitVersion waits, briefly, until the document has reached version (the ACP SDK runs a request as
