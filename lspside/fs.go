@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
@@ -42,31 +43,32 @@ func fsError(path string, err error) *acp.RequestError {
 }
 
 // confinePath checks an absolute path the agent names against the workspace folders, after
-// following symlinks, and returns the file's URI: the editor's own URI when the file is open.
-func (s *Server) confinePath(path string) (resolved, u string, err error) {
+// following symlinks, and returns the resolved path, the file's URI, and its open document: when
+// the file is open, the editor's own URI and snapshot (nil otherwise).
+func (s *Server) confinePath(path string) (resolved, u string, open *document.Snapshot, err error) {
 	if !filepath.IsAbs(path) {
-		return "", "", fmt.Errorf("not an absolute path")
+		return "", "", nil, fmt.Errorf("not an absolute path")
 	}
 	resolved, err = s.confine(string(uri.File(filepath.Clean(path))))
 	if err != nil {
-		return "", "", errOutsideWorkspace
+		return "", "", nil, errOutsideWorkspace
 	}
 	if snap, ok := s.openByPath(resolved); ok {
-		return resolved, snap.URI, nil
+		return resolved, snap.URI, snap, nil
 	}
-	return resolved, string(uri.File(resolved)), nil
+	return resolved, string(uri.File(resolved)), nil, nil
 }
 
 // readTextFile answers fs/read_text_file: the editor's unsaved buffer when the file is open,
 // otherwise the file on disk; inside the workspace only. line is one-based; limit counts lines.
 func (s *Server) readTextFile(p acp.ReadTextFileRequest) (any, *acp.RequestError) {
-	resolved, _, err := s.confinePath(p.Path)
+	resolved, _, snap, err := s.confinePath(p.Path)
 	if err != nil {
 		s.log.Warn().Str("dir", "agent→bridge").Str("path", p.Path).Err(err).Msg("fs/read_text_file refused")
 		return nil, fsError(p.Path, err)
 	}
 	var text string
-	if snap, ok := s.openByPath(resolved); ok {
+	if snap != nil {
 		text = snap.Text()
 	} else {
 		b, err := readTextFile(resolved, maxTargetFileSize)
@@ -112,7 +114,7 @@ func lineSlice(text string, line, limit *int) (string, error) {
 // performs the write on its buffer and shows it; inside the workspace only. A file that does not
 // exist is created when the editor can (documentChanges with the create operation).
 func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) (any, *acp.RequestError) {
-	resolved, u, err := s.confinePath(p.Path)
+	resolved, u, snap, err := s.confinePath(p.Path)
 	if err != nil {
 		s.log.Warn().Str("dir", "agent→bridge").Str("path", p.Path).Err(err).Msg("fs/write_text_file refused")
 		return nil, fsError(p.Path, err)
@@ -120,7 +122,7 @@ func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) 
 	editor := s.editorEncoding()
 	caps := s.clientCaps()
 	var edit any
-	if snap, ok := s.openByPath(resolved); ok {
+	if snap != nil {
 		edit, err = translate.ToWorkspaceEdit([]translate.FileEdit{wholeText(snapshotTarget(snap), p.Content)}, editor, caps.documentChanges)
 	} else if b, rerr := readTextFile(resolved, maxTargetFileSize); rerr == nil {
 		t := target{uri: u, mapper: encoding.NewMapper(string(b))}

@@ -72,21 +72,26 @@ type target struct {
 	mapper  *encoding.Mapper
 }
 
-// openByPath finds the open document whose file is path, so that the editor's own URI and unsaved
-// text are used for it.
-func (s *Server) openByPath(path string) (*document.Snapshot, bool) {
+// openPaths indexes the open documents by their file's resolved path, so that the editor's own
+// URI and unsaved text are used for a file the agent names by path.
+func (s *Server) openPaths() map[string]*document.Snapshot {
+	byPath := map[string]*document.Snapshot{}
 	for _, snap := range s.docs.All() {
 		if strings.HasPrefix(snap.URI, "file:") {
 			p := filepath.Clean(uriPath(snap.URI))
 			if r, err := filepath.EvalSymlinks(p); err == nil {
 				p = r
 			}
-			if p == path {
-				return snap, true
-			}
+			byPath[p] = snap
 		}
 	}
-	return nil, false
+	return byPath
+}
+
+// openByPath finds the open document whose file is path.
+func (s *Server) openByPath(path string) (*document.Snapshot, bool) {
+	snap, ok := s.openPaths()[path]
+	return snap, ok
 }
 
 func snapshotTarget(snap *document.Snapshot) target {
@@ -183,9 +188,10 @@ func (s *Server) searchTargets(base *document.Snapshot, u string) ([]target, err
 		return nil, err
 	}
 	sort.Strings(paths)
+	open := s.openPaths() // once, not once per file
 	var out []target
 	for _, p := range paths {
-		if snap, ok := s.openByPath(p); ok {
+		if snap, ok := open[p]; ok {
 			out = append(out, snapshotTarget(snap))
 			continue
 		}
