@@ -30,6 +30,9 @@ type Options struct {
 	Kinds ClientKinds
 	// FS advertises fs/read_text_file and fs/write_text_file, which Handler must answer.
 	FS bool
+	// EditorState advertises workspace/open_documents, workspace/recent_documents and
+	// workspace/active_document (the editor-state proposal), which Handler must answer.
+	EditorState bool
 	// Handler answers the agent's requests to the client; nil answers "method not found".
 	Handler acp.MethodHandler
 	// Late receives the suggestions of a nes/suggest that the bridge gave up on (cancelled) but
@@ -52,9 +55,23 @@ type Events struct {
 	FullSync bool
 }
 
-// ContextWanted says which nes/suggest context keys the agent asked for.
+// ContextWanted says which nes/suggest context keys the agent asked for, with the maxCount it gave
+// (0 when it gave none).
 type ContextWanted struct {
-	Diagnostics bool
+	Diagnostics, OpenFiles, RecentFiles, EditHistory, UserActions, RelatedSnippets bool
+	RecentMax, HistoryMax, ActionsMax                                              int
+}
+
+// Any reports whether the agent asked for any context at all.
+func (c ContextWanted) Any() bool {
+	return c.Diagnostics || c.OpenFiles || c.RecentFiles || c.EditHistory || c.UserActions || c.RelatedSnippets
+}
+
+func maxCount(p *int) int {
+	if p == nil || *p < 0 {
+		return 0
+	}
+	return *p
 }
 
 // ErrNoNES reports an agent that does not advertise the NES capability.
@@ -151,7 +168,7 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 			Fs:                acp.FileSystemCapabilities{ReadTextFile: a.opts.FS, WriteTextFile: a.opts.FS},
 		},
 	}
-	resp, err := acp.SendRequest[acp.InitializeResponse](a.conn, ctx, acp.AgentMethodInitialize, req)
+	resp, err := acp.SendRequest[acp.InitializeResponse](a.conn, ctx, acp.AgentMethodInitialize, a.initializeParams(req))
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -175,7 +192,20 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 	}
 	a.context = ContextWanted{}
 	if c := nesCaps.Context; c != nil {
-		a.context.Diagnostics = c.Diagnostics != nil
+		a.context = ContextWanted{
+			Diagnostics:     c.Diagnostics != nil,
+			OpenFiles:       c.OpenFiles != nil,
+			RelatedSnippets: c.RelatedSnippets != nil,
+		}
+		if c.RecentFiles != nil {
+			a.context.RecentFiles, a.context.RecentMax = true, maxCount(c.RecentFiles.MaxCount)
+		}
+		if c.EditHistory != nil {
+			a.context.EditHistory, a.context.HistoryMax = true, maxCount(c.EditHistory.MaxCount)
+		}
+		if c.UserActions != nil {
+			a.context.UserActions, a.context.ActionsMax = true, maxCount(c.UserActions.MaxCount)
+		}
 	}
 	a.events = Events{}
 	if ev := nesCaps.Events; ev != nil && ev.Document != nil {
@@ -190,6 +220,33 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 		}
 	}
 	return &resp, nil
+}
+
+// initializeParams adds what the SDK's types cannot say yet: clientCapabilities.workspace of the
+// editor-state proposal.
+func (a *Agent) initializeParams(req acp.InitializeRequest) any {
+	if !a.opts.EditorState {
+		return req
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return req
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return req
+	}
+	caps, _ := m["clientCapabilities"].(map[string]any)
+	if caps == nil {
+		caps = map[string]any{}
+		m["clientCapabilities"] = caps
+	}
+	caps["workspace"] = map[string]any{
+		"openDocuments":   map[string]any{},
+		"recentDocuments": map[string]any{},
+		"activeDocument":  map[string]any{},
+	}
+	return m
 }
 
 func offered(ks []encoding.Kind, k encoding.Kind) bool {

@@ -55,32 +55,80 @@ func (s *Server) startAgent(ctx context.Context) {
 		}
 		return
 	}
-	start := s.nesStartRequest()
-	if root := s.workspaceRoot(); root != "" {
-		start.Repository = repositoryOf(root)
-	}
-	if err := agent.StartNES(ictx, start); err != nil {
+	go s.watchAgent(ctx, agent, name)
+	err = agent.StartNES(ictx, s.startRequest())
+	switch {
+	case err != nil && acpside.AuthRequired(err):
+		// The editor keeps working (requests answer empty at once) while the user is asked to
+		// sign in.
+		s.mu.Lock()
+		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s is waiting for you to sign in.", name)
+		s.authAgent = agent
+		s.mu.Unlock()
+		s.startEnded()
+		s.log.Info().Str("agent", name).Msg("the agent requires authentication")
+		if s.signIn(ctx, agent, name) {
+			s.becomeReady(ctx, agent, name)
+		}
+		return
+	case err != nil:
 		agent.Close(ctx)
 		s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session: %v", name, err), err)
 		return
 	}
-	s.log.Info().Str("agent", name).Str("encoding", agent.Encoding().String()).Interface("events", agent.Events()).Msg("agent ready")
+	s.becomeReady(ctx, agent, name)
+}
 
-	// Ready: replay the open documents, in order with every later document event.
+// startRequest is the nes/start request: the workspace and its repository.
+func (s *Server) startRequest() acp.UnstableStartNesRequest {
+	start := s.nesStartRequest()
+	if root := s.workspaceRoot(); root != "" {
+		start.Repository = repositoryOf(root)
+	}
+	return start
+}
+
+// startEnded marks the end of the start attempt: requests stop waiting for the agent.
+func (s *Server) startEnded() {
+	s.startOnce.Do(func() { close(s.agentDone) })
+}
+
+// becomeReady makes a started agent (its NES session open) the one requests go to: the open
+// documents are replayed to it, in order with every later document event.
+func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name string) {
+	s.log.Info().Str("agent", name).Str("encoding", agent.Encoding().String()).Interface("events", agent.Events()).Msg("agent ready")
 	s.fwd.Lock()
 	s.mu.Lock()
 	shutting := s.state == stateShutdown
-	if !shutting {
-		s.agent = agent
+	dead := false
+	select {
+	case <-agent.Done(): // watchAgent saw it end before it was ours
+		dead = true
+		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s exited while starting; there will be no suggestions until the editor restarts the bridge.", name)
+	default:
 	}
+	if !shutting && !dead {
+		s.agent = agent
+		s.agentErr = ""
+	}
+	if s.authAgent == agent {
+		s.authAgent = nil
+	}
+	msg := s.agentErr
 	s.mu.Unlock()
+	if dead {
+		s.fwd.Unlock()
+		s.startEnded()
+		s.showMessage(ctx, protocol.MessageTypeError, msg)
+		return
+	}
 	if !shutting && agent.Events().DidOpen {
 		for _, snap := range s.docs.All() {
 			s.sendDidOpen(ctx, agent, snap)
 		}
 	}
 	s.fwd.Unlock()
-	close(s.agentDone)
+	s.startEnded()
 	if shutting {
 		agent.Close(ctx)
 		return
@@ -90,7 +138,6 @@ func (s *Server) startAgent(ctx context.Context) {
 		sync = "full"
 	}
 	s.logMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: %s is ready (positions %s, document sync %s).", name, agent.Encoding(), sync))
-	go s.watchAgent(ctx, agent, name)
 }
 
 func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
@@ -128,7 +175,7 @@ func (s *Server) agentFailed(ctx context.Context, msg string, err error) {
 	s.agentErr = msg
 	s.mu.Unlock()
 	s.log.Error().Err(err).Msg("no agent")
-	close(s.agentDone)
+	s.startEnded()
 	s.showMessage(ctx, protocol.MessageTypeError, msg)
 }
 
@@ -137,12 +184,16 @@ func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name stri
 	<-agent.Done()
 	s.mu.Lock()
 	shutting := s.state == stateShutdown
-	if s.agent == agent {
-		s.agent = nil
+	ours := s.agent == agent || s.authAgent == agent
+	if ours {
+		s.agent, s.authAgent = nil, nil
 		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s exited; there will be no suggestions until the editor restarts the bridge.", name)
 	}
 	msg := s.agentErr
 	s.mu.Unlock()
+	if !ours {
+		return // the bridge closed it: it refused to start, or the editor is leaving
+	}
 	select {
 	case <-s.exited:
 		return
@@ -177,7 +228,10 @@ func (s *Server) shutdownAgent() {
 	s.closeAgent.Do(func() {
 		s.mu.Lock()
 		agent := s.agent
-		s.agent = nil
+		if agent == nil {
+			agent = s.authAgent
+		}
+		s.agent, s.authAgent = nil, nil
 		s.mu.Unlock()
 		if agent == nil {
 			return

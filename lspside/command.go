@@ -3,7 +3,6 @@ package lspside
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -13,12 +12,6 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
-// clientWait bounds the bridge's own requests to the editor (showDocument, applyEdit); the user's
-// answer to a question (showMessageRequest) may take longer.
-const (
-	clientWait = 10 * time.Second
-	userWait   = 2 * time.Minute
-)
 
 func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	var p struct {
@@ -43,6 +36,8 @@ func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any
 		return nil, s.rejectCommand(rctx, p.Arguments)
 	case CommandSuggest:
 		return nil, s.suggestCommand(rctx, p.Arguments)
+	case CommandSignIn:
+		return nil, s.signInCommand(rctx)
 	}
 	return nil, invalidParams("unknown command %q", p.Command)
 }
@@ -86,7 +81,7 @@ func (s *Server) showDocument(ctx context.Context, loc location) {
 		return
 	}
 	sel := translate.RangeToLSP(r)
-	cctx, cancel := context.WithTimeout(ctx, clientWait)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.ClientWait)
 	defer cancel()
 	var res struct {
 		Success bool `json:"success"`
@@ -162,7 +157,7 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 	if loc := best.where(); loc != nil {
 		s.showDocument(ctx, *loc)
 	}
-	answer, err := s.ask(ctx, best.title+"?", "Apply", "Dismiss")
+	answer, err := s.ask(ctx, protocol.MessageTypeInfo, best.title+"?", "Apply", "Dismiss")
 	switch {
 	case err != nil:
 		s.log.Warn().Err(err).Msg("window/showMessageRequest; the suggestion stays available as a code action")
@@ -184,7 +179,7 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 		if err != nil {
 			return err
 		}
-		cctx, cancel := context.WithTimeout(ctx, clientWait)
+		cctx, cancel := context.WithTimeout(ctx, s.cfg.ClientWait)
 		defer cancel()
 		var res struct {
 			Applied       bool   `json:"applied"`
@@ -241,20 +236,27 @@ func (l *live) where() *location {
 }
 
 // ask puts a question to the user with window/showMessageRequest and returns the chosen title ("" when
-// the user closed it).
-func (s *Server) ask(ctx context.Context, question string, options ...string) (string, error) {
+// the user closed it). It waits at most Config.UserWait; when ctx ends or the wait is over, the editor is
+// told to drop the question ($/cancelRequest) and ask returns ctx's error.
+func (s *Server) ask(ctx context.Context, typ protocol.MessageType, question string, options ...string) (string, error) {
 	actions := make([]map[string]string, len(options))
 	for i, o := range options {
 		actions[i] = map[string]string{"title": o}
 	}
-	cctx, cancel := context.WithTimeout(ctx, userWait)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.UserWait)
 	defer cancel()
 	var res *struct {
 		Title string `json:"title"`
 	}
-	if _, err := s.conn.Call(cctx, "window/showMessageRequest", map[string]any{
-		"type": protocol.MessageTypeInfo, "message": question, "actions": actions,
-	}, &res); err != nil {
+	id, err := s.conn.Call(cctx, "window/showMessageRequest", map[string]any{
+		"type": typ, "message": question, "actions": actions,
+	}, &res)
+	if err != nil {
+		if cctx.Err() != nil {
+			if nerr := s.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": idValue(id)}); nerr != nil {
+				s.log.Debug().Err(nerr).Msg("$/cancelRequest to the editor")
+			}
+		}
 		return "", err
 	}
 	if res == nil {
@@ -266,4 +268,13 @@ func (s *Server) ask(ctx context.Context, question string, options ...string) (s
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// idValue is a request id as a JSON value (jsonrpc2.ID does not marshal by itself).
+func idValue(id jsonrpc2.ID) any {
+	if n, ok := id.Number(); ok {
+		return n
+	}
+	str, _ := id.StringValue()
+	return str
 }

@@ -34,6 +34,12 @@ func (s *Server) agentRequest(ctx context.Context, method string, params json.Ra
 			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
 		return s.writeTextFile(ctx, p)
+	case acp.ClientMethodSessionRequestPermission:
+		var p acp.RequestPermissionRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		return s.requestPermission(ctx, p)
 	}
 	return nil, acp.NewMethodNotFound(method)
 }
@@ -141,7 +147,7 @@ func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) 
 	if err != nil {
 		return nil, fsError(p.Path, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, clientWait)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.ClientWait)
 	defer cancel()
 	var res struct {
 		Applied       bool   `json:"applied"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +40,7 @@ type editor struct {
 	shown     []json.RawMessage
 	applied   []json.RawMessage
 	questions []string
+	cancels   []json.RawMessage // $/cancelRequest from the bridge
 }
 
 type harnessOpts struct {
@@ -108,6 +110,8 @@ func newEditor(t *testing.T, o harnessOpts) *editor {
 			}
 			_ = json.Unmarshal(params, &p)
 			e.messages = append(e.messages, p.Message)
+		case "$/cancelRequest":
+			e.cancels = append(e.cancels, params)
 		case "window/showDocument":
 			e.shown = append(e.shown, params)
 			return map[string]any{"success": true}, nil
@@ -317,4 +321,26 @@ func (e *editor) waitMirror(uri, want string) {
 			e.t.Fatalf("agent mirror of %s:\n got %q\nwant %q", uri, got, want)
 		}
 	}
+}
+
+// waitMessage waits for a window/showMessage containing substr.
+func (e *editor) waitMessage(substr string) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range e.shownMessages() {
+			if strings.Contains(m, substr) {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.t.Fatalf("no window/showMessage containing %q; got %q", substr, e.shownMessages())
+}
+
+// setAnswer sets what the user picks in the next window/showMessageRequest.
+func (e *editor) setAnswer(a string) {
+	e.mu.Lock()
+	e.answer = a
+	e.mu.Unlock()
 }

@@ -50,6 +50,12 @@ type Config struct {
 	SuggestTimeout time.Duration
 	// StartTimeout bounds the agent's initialize and nes/start; zero means 30 s.
 	StartTimeout time.Duration
+	// ClientWait bounds the bridge's own requests to the editor (window/showDocument,
+	// workspace/applyEdit: some editors never answer them); zero means 10 s.
+	ClientWait time.Duration
+	// UserWait bounds a question to the user (window/showMessageRequest: permission, sign-in, a
+	// manual suggestion); zero means 2 minutes. Unanswered, the question counts as declined.
+	UserWait time.Duration
 	// ConnectAgent, when set, replaces starting a process: tests connect an in-process agent.
 	ConnectAgent func(acpside.Options) (*acpside.Agent, error)
 	// Trace, when set, records every message on both wires.
@@ -83,6 +89,9 @@ type Server struct {
 	client     clientCaps
 	agent      *acpside.Agent // non-nil once ready
 	agentDone  chan struct{}  // closed when the start attempt ended, ready or not
+	startOnce  sync.Once
+	authAgent  *acpside.Agent // an agent waiting for the user to sign in
+	signingIn  bool           // a sign-in dialog is running
 	agentErr   string         // why there is no agent
 	inflight   map[string]context.CancelFunc
 	cursors    map[string]int // the byte offset of each document's last request
@@ -100,6 +109,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	}
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 30 * time.Second
+	}
+	if cfg.ClientWait == 0 {
+		cfg.ClientWait = 10 * time.Second
+	}
+	if cfg.UserWait == 0 {
+		cfg.UserWait = 2 * time.Minute
 	}
 	s := &Server{
 		cfg:       cfg,

@@ -60,6 +60,9 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		}
 		s.log.Warn().Dur("timeout", s.cfg.SuggestTimeout).Msg("nes/suggest timed out")
 		return nil, nil
+	case acpside.AuthRequired(err):
+		s.needSignIn(context.WithoutCancel(ctx), agent)
+		return nil, nil
 	case err != nil:
 		s.log.Error().Str("dir", "agent→bridge").Err(err).Msg("nes/suggest failed")
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "the agent failed: %v", err)

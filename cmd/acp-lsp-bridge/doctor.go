@@ -725,12 +725,7 @@ func doctorAgentError(err error) *acp.RequestError {
 	return re
 }
 
-func doctorAuthRequired(re *acp.RequestError) bool {
-	if m, ok := re.Data.(map[string]any); ok && m["reason"] == "auth_required" {
-		return true
-	}
-	return re.Code == -32000 && strings.Contains(strings.ToLower(re.Message), "auth")
-}
+func doctorAuthRequired(re *acp.RequestError) bool { return acpside.AuthRequired(re) }
 
 func doctorAgentDone(a *acpside.Agent) bool {
 	select {

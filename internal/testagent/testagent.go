@@ -38,6 +38,12 @@ type Config struct {
 	ContextDiagnostics bool
 	// StartError, when set, is the error nes/start answers with.
 	StartError *acp.RequestError
+	// Context, when set, is the nes.context the agent asks for (ContextDiagnostics adds to it).
+	Context *acp.NesContextCapabilities
+	// AuthMethods are offered in initialize. With RequireAuth, nes/start and nes/suggest answer
+	// auth_required until authenticate names one of them (Revoke undoes it).
+	AuthMethods []acp.AuthMethod
+	RequireAuth bool
 	Rules      []Rule
 	// Suggest, when set, answers nes/suggest instead of the rules. doc is the agent's mirror text.
 	Suggest func(ctx context.Context, req acp.UnstableSuggestNesRequest, doc string) (any, *acp.RequestError)
@@ -63,6 +69,34 @@ type Agent struct {
 	versions map[string]int
 	next     int
 	changed  chan struct{}
+	authed   bool
+}
+
+// Revoke makes the agent require authentication again (a session that expired).
+func (a *Agent) Revoke() {
+	a.mu.Lock()
+	a.authed = false
+	a.mu.Unlock()
+}
+
+func (a *Agent) needsAuth() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg.RequireAuth && !a.authed
+}
+
+var errAuthRequired = &acp.RequestError{Code: -32000, Message: "Authentication required", Data: map[string]any{"reason": "auth_required"}}
+
+func authMethodID(m acp.AuthMethod) string {
+	switch {
+	case m.Agent != nil:
+		return m.Agent.Id
+	case m.EnvVar != nil:
+		return m.EnvVar.Id
+	case m.Terminal != nil:
+		return m.Terminal.Id
+	}
+	return ""
 }
 
 // New makes an agent.
@@ -156,22 +190,50 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			if a.cfg.DidFocus {
 				caps.Nes.Events.Document.DidFocus = &acp.NesDocumentDidFocusCapabilities{}
 			}
-			if a.cfg.ContextDiagnostics {
-				caps.Nes.Context = &acp.NesContextCapabilities{Diagnostics: &acp.NesDiagnosticsCapabilities{}}
+			if a.cfg.Context != nil {
+				c := *a.cfg.Context
+				caps.Nes.Context = &c
 			}
+			if a.cfg.ContextDiagnostics {
+				if caps.Nes.Context == nil {
+					caps.Nes.Context = &acp.NesContextCapabilities{}
+				}
+				caps.Nes.Context.Diagnostics = &acp.NesDiagnosticsCapabilities{}
+			}
+		}
+		methods := a.cfg.AuthMethods
+		if methods == nil {
+			methods = []acp.AuthMethod{}
 		}
 		return acp.InitializeResponse{
 			ProtocolVersion:   acp.ProtocolVersionNumber,
 			AgentCapabilities: caps,
 			AgentInfo:         &acp.Implementation{Name: "acp-test-agent", Version: "1"},
-			AuthMethods:       []acp.AuthMethod{},
+			AuthMethods:       methods,
 		}, nil
+	case acp.AgentMethodAuthenticate:
+		var p acp.AuthenticateRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		for _, m := range a.cfg.AuthMethods {
+			if authMethodID(m) == p.MethodId {
+				a.mu.Lock()
+				a.authed = true
+				a.mu.Unlock()
+				return acp.AuthenticateResponse{}, nil
+			}
+		}
+		return nil, invalid(fmt.Errorf("unknown auth method %q", p.MethodId))
 	case acp.AgentMethodNesStart:
 		if a.cfg.NoNES {
 			return nil, acp.NewMethodNotFound(method)
 		}
 		if a.cfg.StartError != nil {
 			return nil, a.cfg.StartError
+		}
+		if a.needsAuth() {
+			return nil, errAuthRequired
 		}
 		return acp.UnstableStartNesResponse{SessionId: "test-session"}, nil
 	case acp.AgentMethodNesClose:
@@ -223,6 +285,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		// Requests overtake the queue of notifications in the ACP SDK: wait for the document events
 		// up to the requested version.
+		if a.needsAuth() {
+			return nil, errAuthRequired
+		}
 		doc := a.waitVersion(ctx, p.Uri, p.Version)
 		if a.cfg.Suggest != nil {
 			return a.cfg.Suggest(ctx, p, doc)

@@ -1,0 +1,179 @@
+package lspside
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	acp "github.com/coder/acp-go-sdk"
+	"go.lsp.dev/protocol"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+)
+
+// CommandSignIn [] asks again how to sign in to an agent that requires authentication.
+const CommandSignIn = "acp-lsp-bridge.signIn"
+
+// signInAttempts bounds how often one sign-in dialog asks again after a failed attempt.
+const signInAttempts = 3
+
+const notNow = "Not now"
+
+// signIn runs the sign-in dialog for an agent that answered auth_required: the user picks one of
+// the agent's authMethods (window/showMessageRequest), the bridge sends authenticate and then
+// nes/start again. It reports whether the NES session is open. Only one dialog runs at a time; the
+// editor is never blocked meanwhile (requests answer empty). It tells the user every state through
+// window/showMessage.
+func (s *Server) signIn(ctx context.Context, agent *acpside.Agent, name string) bool {
+	s.mu.Lock()
+	if s.signingIn {
+		s.mu.Unlock()
+		return false
+	}
+	s.signingIn = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.signingIn = false
+		s.mu.Unlock()
+	}()
+
+	later := fmt.Sprintf("acp-lsp-bridge: no suggestions from %s until you sign in; run the command %s when you are ready.", name, CommandSignIn)
+	methods := agent.AuthMethods()
+	if len(methods) == 0 {
+		s.showMessage(ctx, protocol.MessageTypeError, fmt.Sprintf(
+			"acp-lsp-bridge: %s requires you to sign in but offers no way to do it from the editor (no authMethods); sign in with the agent's own tools, then run %s.", name, CommandSignIn))
+		return false
+	}
+	titles := authTitles(methods)
+	question := fmt.Sprintf("acp-lsp-bridge: %s needs you to sign in before it can suggest edits.", name)
+	for attempt := 0; attempt < signInAttempts; attempt++ {
+		choice, err := s.ask(ctx, protocol.MessageTypeWarning, question, append(titles, notNow)...)
+		if err != nil {
+			s.log.Warn().Err(err).Msg("window/showMessageRequest for sign-in")
+		}
+		i := indexOf(titles, choice)
+		if err != nil || i < 0 {
+			s.showMessage(ctx, protocol.MessageTypeInfo, later)
+			return false
+		}
+		m := methods[i]
+		switch m.Type {
+		case "env_var":
+			s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf(
+				"acp-lsp-bridge: to sign in to %s with %q, set %s in the agent's environment (initializationOptions.agent.env, or the environment the editor starts the bridge in), then restart the bridge.",
+				name, m.Name, strings.Join(m.Vars, ", ")))
+			return false
+		case "terminal":
+			s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf(
+				"acp-lsp-bridge: to sign in to %s with %q, run the agent's command with the arguments %q in a terminal, then run %s.",
+				name, m.Name, strings.Join(m.Args, " "), CommandSignIn))
+			return false
+		}
+		s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signing in to %s (%s)…", name, m.Name))
+		actx, cancel := context.WithTimeout(ctx, s.cfg.UserWait)
+		err = agent.Authenticate(actx, m.ID)
+		cancel()
+		if err != nil {
+			s.log.Warn().Err(err).Str("method", m.ID).Msg("authenticate failed")
+			question = fmt.Sprintf("acp-lsp-bridge: signing in to %s failed (%s). Try again?", name, agentErrorText(err))
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
+		err = agent.StartNES(sctx, s.startRequest())
+		cancel()
+		switch {
+		case err == nil:
+			s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signed in to %s.", name))
+			return true
+		case acpside.AuthRequired(err):
+			question = fmt.Sprintf("acp-lsp-bridge: %s still asks you to sign in. Try again?", name)
+		default:
+			s.showMessage(ctx, protocol.MessageTypeError, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session after sign-in: %v", name, err))
+			return false
+		}
+	}
+	s.showMessage(ctx, protocol.MessageTypeWarning, later)
+	return false
+}
+
+// authTitles are the choices shown for the auth methods, unique so that the answer names one.
+func authTitles(methods []acpside.AuthMethod) []string {
+	titles := make([]string, len(methods))
+	seen := map[string]bool{notNow: true}
+	for i, m := range methods {
+		t := m.Name
+		if t == "" {
+			t = m.ID
+		}
+		if seen[t] {
+			t = fmt.Sprintf("%s (%s)", t, m.ID)
+		}
+		seen[t] = true
+		titles[i] = t
+	}
+	return titles
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s && s != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// agentErrorText is the message of an agent's error, without the JSON around it.
+func agentErrorText(err error) string {
+	var re *acp.RequestError
+	if errors.As(err, &re) && re.Message != "" {
+		return re.Message
+	}
+	return err.Error()
+}
+
+// needSignIn handles auth_required from a running session (nes/suggest): the agent stops taking
+// requests, every live suggestion ends, and the sign-in dialog runs in the background; after it
+// nes/start opens a new session and the open documents are replayed.
+func (s *Server) needSignIn(ctx context.Context, agent *acpside.Agent) {
+	s.mu.Lock()
+	if s.agent != agent || s.signingIn {
+		s.mu.Unlock()
+		return
+	}
+	s.agent, s.authAgent = nil, agent
+	name := agent.Name()
+	s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s is waiting for you to sign in.", name)
+	s.mu.Unlock()
+	s.log.Info().Str("agent", name).Msg("the agent requires authentication")
+	go func() {
+		s.sugs.endAll(ctx, agent, acp.UnstableNesRejectReasonIgnored)
+		if s.signIn(ctx, agent, name) {
+			s.becomeReady(ctx, agent, name)
+		}
+	}()
+}
+
+// signInCommand runs the sign-in dialog again for an agent that waits for it.
+func (s *Server) signInCommand(ctx context.Context) error {
+	s.mu.Lock()
+	agent := s.authAgent
+	s.mu.Unlock()
+	if agent == nil {
+		if s.currentAgent() != nil {
+			s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: the agent is ready; there is nothing to sign in to.")
+			return nil
+		}
+		s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: no agent is waiting for sign-in.")
+		return nil
+	}
+	name := agent.Name()
+	go func() {
+		if s.signIn(context.WithoutCancel(ctx), agent, name) {
+			s.becomeReady(context.WithoutCancel(ctx), agent, name)
+		}
+	}()
+	return nil
+}
