@@ -94,6 +94,11 @@ type bridgeProc struct {
 	logFile  string
 	messages chan string
 	waited   chan error
+
+	mu sync.Mutex
+	// answer, when set, answers window/showMessageRequest (it may block: the editor keeps working);
+	// without it the question is closed unanswered.
+	answer func(message string, titles []string) string
 }
 
 func startBridge(t *testing.T, args ...string) *bridgeProc {
@@ -117,6 +122,30 @@ func startBridge(t *testing.T, args ...string) *bridgeProc {
 	b := &bridgeProc{t: t, cmd: cmd, stdin: stdin, stdout: &frameCheck{}, logFile: logFile, messages: make(chan string, 10), waited: make(chan error, 1)}
 	b.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(rwc{io.TeeReader(stdout, b.stdout), stdin}))
 	b.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method() == "window/showMessageRequest" {
+			jsonrpc2.Async(ctx)
+			var p struct {
+				Message string `json:"message"`
+				Actions []struct {
+					Title string `json:"title"`
+				} `json:"actions"`
+			}
+			_ = json.Unmarshal(req.Params(), &p)
+			b.mu.Lock()
+			answer := b.answer
+			b.mu.Unlock()
+			if answer == nil {
+				return nil, nil
+			}
+			titles := make([]string, len(p.Actions))
+			for i, a := range p.Actions {
+				titles[i] = a.Title
+			}
+			if t := answer(p.Message, titles); t != "" {
+				return map[string]any{"title": t}, nil
+			}
+			return nil, nil
+		}
 		if req.Method() == "window/showMessage" || req.Method() == "window/logMessage" {
 			var p struct {
 				Message string `json:"message"`

@@ -64,10 +64,12 @@ Flags:
 `
 
 type config struct {
-	logFile  string
-	logLevel string
-	trace    string
-	agent    *acpside.Command
+	logFile        string
+	logLevel       string
+	trace          string
+	agent          *acpside.Command
+	suggestTimeout time.Duration
+	userWait       time.Duration
 }
 
 func main() {
@@ -120,11 +122,13 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		log.Warn().Err(err).Msg("cannot find the bridge's own executable; no built-in agent")
 	}
 	return lspside.Serve(ctx, stdin, stdout, lspside.Config{
-		Agent:        cfg.agent,
-		DefaultAgent: builtinAgent,
-		Version:      version,
-		Log:          log,
-		Trace:        trace,
+		Agent:          cfg.agent,
+		DefaultAgent:   builtinAgent,
+		Version:        version,
+		Log:            log,
+		Trace:          trace,
+		SuggestTimeout: cfg.suggestTimeout,
+		UserWait:       cfg.userWait,
 	})
 }
 
@@ -142,6 +146,8 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.StringVar(&cfg.logFile, "log-file", "", "append logs to this `file` instead of stderr")
 	fs.StringVar(&cfg.trace, "trace", "", "write every message on both wires (editor and agent) to this `file`, one JSON object per line: {time, dir, message}; it contains document text")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
+	fs.DurationVar(&cfg.suggestTimeout, "suggest-timeout", 10*time.Second, "the longest the editor waits for the agent's suggestions (`duration`); after it the agent's request is cancelled and the editor gets an empty result")
+	fs.DurationVar(&cfg.userWait, "user-wait", 2*time.Minute, "the longest a question to the user (sign-in, permission, a manual suggestion) stays open (`duration`); unanswered, it counts as declined")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
 	fs.Usage = func() {}
@@ -158,6 +164,10 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	if *showVersion {
 		fmt.Fprintf(stdout, "acp-lsp-bridge %s\n", version)
 		return cfg, 0, true
+	}
+	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout and --user-wait must be positive durations, such as 10s or 2m")
+		return cfg, 2, true
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "acp-lsp-bridge: unexpected argument %q; put the agent command after \"--\"\n", fs.Arg(0))

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 
+	acp "github.com/coder/acp-go-sdk"
+
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
 )
 
@@ -17,8 +19,13 @@ func main() {
 	logFile := flag.String("log", "", "append one JSON line per received message to this file")
 	rules := flag.String("rules", "", "JSON file with rules [{when, find, replace}]")
 	noNES := flag.Bool("no-nes", false, "answer initialize without the nes capability")
+	auth := flag.Bool("auth", false, `require authentication: offer the auth method "login" ("Sign in with Test") and answer auth_required until authenticate names it`)
 	flag.Parse()
 	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES}
+	if *auth {
+		cfg.RequireAuth = true
+		cfg.AuthMethods = []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{Id: "login", Name: "Sign in with Test"}}}
+	}
 	if *rules != "" {
 		b, err := os.ReadFile(*rules)
 		if err == nil {
