@@ -12,7 +12,6 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
-
 func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	var p struct {
 		Command   string            `json:"command"`
