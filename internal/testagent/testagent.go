@@ -44,7 +44,7 @@ type Config struct {
 	// auth_required until authenticate names one of them (Revoke undoes it).
 	AuthMethods []acp.AuthMethod
 	RequireAuth bool
-	Rules      []Rule
+	Rules       []Rule
 	// Suggest, when set, answers nes/suggest instead of the rules. doc is the agent's mirror text.
 	Suggest func(ctx context.Context, req acp.UnstableSuggestNesRequest, doc string) (any, *acp.RequestError)
 	// Log receives one JSON line per received message.
