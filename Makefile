@@ -21,7 +21,7 @@ bench:
 
 # A short run of every fuzz target (CI runs the seeds as ordinary tests).
 fuzz:
-	@for pkg in ./encoding ./document; do \
+	@for pkg in ./encoding ./document ./editorstate; do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=20s $$pkg || exit 1; \
 	  done; \
