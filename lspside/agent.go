@@ -127,6 +127,15 @@ func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name str
 			s.sendDidOpen(ctx, agent, snap)
 		}
 	}
+	if !shutting {
+		// The user is somewhere already: tell an agent that listens for focus where.
+		s.mu.Lock()
+		active := s.active
+		s.mu.Unlock()
+		if snap, ok := s.docs.Get(active); ok && agent.Events().DidFocus {
+			s.focus(ctx, snap, -1, s.ed.Visible(active))
+		}
+	}
 	s.fwd.Unlock()
 	s.startEnded()
 	if shutting {
@@ -152,8 +161,10 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 		Late:  s.sugs.endLate,
 		// The agent may read and write files inside the workspace: unsaved buffers first, writes
 		// through the editor (fs.go).
-		FS:      true,
-		Handler: s.agentRequest,
+		FS: true,
+		// ... and ask what the editor has open, what was recent, and where the user is.
+		EditorState: true,
+		Handler:     s.agentRequest,
 	}
 	if s.cfg.Trace != nil {
 		opts.Trace = s.cfg.Trace.Record

@@ -9,8 +9,6 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
@@ -51,6 +49,7 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 	if err != nil {
 		return nil, invalidParams("textDocument/codeAction: range in %s: %v", snap.URI, err)
 	}
+	s.requestAt(jsonrpc2.DetachContext(ctx), snap, start)
 	documentChanges := s.clientSupports(func(c clientCaps) bool { return c.documentChanges })
 	rctx, done := s.track(req.ID())
 	jsonrpc2.Async(ctx)
@@ -132,33 +131,4 @@ func kindWanted(kind string, only []string) bool {
 		}
 	}
 	return false
-}
-
-var severities = map[int]acp.UnstableNesDiagnosticSeverity{
-	1: acp.UnstableNesDiagnosticSeverityError,
-	2: acp.UnstableNesDiagnosticSeverityWarning,
-	3: acp.UnstableNesDiagnosticSeverityInformation,
-	4: acp.UnstableNesDiagnosticSeverityHint,
-}
-
-// diagnosticsToACP converts the editor's diagnostics of a snapshot to the agent's encoding,
-// dropping (with a log line) those whose range does not fit the text.
-func (s *Server) diagnosticsToACP(snap *document.Snapshot, diags []lspDiagnostic, editor, agent encoding.Kind) []acp.UnstableNesDiagnostic {
-	var out []acp.UnstableNesDiagnostic
-	for _, d := range diags {
-		a, b, err := snap.Mapper.RangeOffsets(d.Range.toRange(), editor)
-		if err == nil {
-			var r encoding.Range
-			if r, err = snap.Mapper.OffsetsRange(a, b, agent); err == nil {
-				sev, ok := severities[d.Severity]
-				if !ok {
-					sev = acp.UnstableNesDiagnosticSeverityError
-				}
-				out = append(out, acp.UnstableNesDiagnostic{Uri: snap.URI, Range: translate.RangeToACP(r), Severity: sev, Message: d.Message})
-				continue
-			}
-		}
-		s.log.Warn().Err(err).Msg("a diagnostic from the editor does not fit the document; not sent to the agent")
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
@@ -74,8 +73,8 @@ func distance(r translate.Replacement, off int) int {
 	return 0
 }
 
-// didFocus handles Copilot's textDocument/didFocus: forwarded as document/didFocus when the agent
-// asked for it.
+// didFocus handles Copilot's textDocument/didFocus: it names only the document, so the cursor is
+// the one of the document's last request and the visible range is unknown.
 func (s *Server) didFocus(ctx context.Context, raw json.RawMessage) error {
 	uri, err := documentURI(raw)
 	if err != nil {
@@ -87,19 +86,6 @@ func (s *Server) didFocus(ctx context.Context, raw json.RawMessage) error {
 	if !ok {
 		return nil // Copilot sends didFocus for buffers it does not sync, too
 	}
-	agent := s.currentAgent()
-	if agent == nil || !agent.Events().DidFocus {
-		return nil
-	}
-	// Copilot's didFocus names only the document; ACP's carries the cursor and the visible range.
-	// The cursor is the one of the document's last request (clamped to the current text), and the
-	// visible range, unknown, is that point.
-	off := min(s.lastCursor(uri), len(snap.Text()))
-	pos, err := translate.OffsetToACP(snap.Mapper, off, agent.Encoding())
-	if err != nil {
-		pos, _ = translate.OffsetToACP(snap.Mapper, snap.Mapper.LineStart(snap.Mapper.LineOf(off)), agent.Encoding())
-	}
-	return agent.DidFocus(ctx, acp.UnstableDidFocusDocumentNotification{
-		Uri: uri, Version: snap.Version, Position: pos, VisibleRange: acp.UnstableRange{Start: pos, End: pos},
-	})
+	s.focus(ctx, snap, -1, nil)
+	return nil
 }

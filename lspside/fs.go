@@ -34,6 +34,8 @@ func (s *Server) agentRequest(ctx context.Context, method string, params json.Ra
 			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
 		return s.writeTextFile(ctx, p)
+	case methodOpenDocuments, methodRecentDocuments, methodActiveDocument:
+		return s.editorState(method, params)
 	case acp.ClientMethodSessionRequestPermission:
 		var p acp.RequestPermissionRequest
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -137,8 +139,16 @@ func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) 
 		if !caps.documentChanges || !caps.createFiles {
 			return nil, fsError(p.Path, errors.New("the file does not exist and the editor cannot create files (workspaceEdit.resourceOperations)"))
 		}
-		edit = map[string]any{"documentChanges": []any{
-			map[string]any{"kind": "create", "uri": u},
+		// Structs, not maps: the JSON encoder does not order map keys, and the editor's log (and
+		// the tests) should read the same every time.
+		type createFile struct {
+			Kind string `json:"kind"`
+			URI  string `json:"uri"`
+		}
+		edit = struct {
+			DocumentChanges []any `json:"documentChanges"`
+		}{[]any{
+			createFile{Kind: "create", URI: u},
 			translate.TextDocumentEdit{TextDocument: translate.VersionedDocument{URI: u}, Edits: []protocol.TextEdit{{NewText: p.Content}}},
 		}}
 	} else {

@@ -40,9 +40,7 @@ func (s *Server) snapshotAt(method string, raw json.RawMessage) (positionParams,
 	if err != nil {
 		return p, nil, 0, invalidParams("%s: position %d:%d in %s: %v", method, p.Position.Line, p.Position.Character, p.TextDocument.URI, err)
 	}
-	s.mu.Lock()
-	s.cursors[snap.URI] = cursor
-	s.mu.Unlock()
+	s.requestAt(context.Background(), snap, cursor)
 	return p, snap, cursor, nil
 }
 

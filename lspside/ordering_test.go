@@ -298,11 +298,17 @@ func TestAppliedWithoutCommandEndsAccepted(t *testing.T) {
 	waitResult(t, res)
 	checkEndedOnce(t, e, "a1")
 
-	// Copilot's didFocus carries the document's last request position.
-	e.notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": uri}})
-	m := e.waitAgent("document/didFocus", method("document/didFocus"))
+	// The first request told the agent where the user is (an inferred focus, sent when the agent
+	// became ready), and Copilot's didFocus carries the document's last request position.
+	first := e.waitAgent("document/didFocus", method("document/didFocus"))
 	var p acp.UnstableDidFocusDocumentNotification
-	if err := json.Unmarshal(m.Params, &p); err != nil || p.Position.Line != 0 || p.Position.Character != 3 || p.Version != 2 {
-		t.Errorf("didFocus %s", m.Params)
+	if err := json.Unmarshal(first.Params, &p); err != nil || p.Position.Character != 2 || p.Version != 1 {
+		t.Errorf("first didFocus %s", first.Params)
 	}
+	e.notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	e.waitAgent("document/didFocus at 0:3 of version 2", func(m testagent.Message) bool {
+		var p acp.UnstableDidFocusDocumentNotification
+		return m.Method == "document/didFocus" && json.Unmarshal(m.Params, &p) == nil &&
+			p.Position.Line == 0 && p.Position.Character == 3 && p.Version == 2
+	})
 }

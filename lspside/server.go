@@ -23,6 +23,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/editorstate"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/wiretrace"
 )
@@ -77,6 +78,9 @@ type Server struct {
 	conn jsonrpc2.Conn
 	docs *document.Store
 	sugs *tracker
+	// ed records what the user does (focus, edits, cursor moves, diagnostics) for the context of
+	// nes/suggest and the agent's editor-state questions.
+	ed *editorstate.State
 
 	// fwd orders everything that reaches the agent: document events and the agent becoming ready
 	// (which replays the open documents) never interleave.
@@ -95,6 +99,7 @@ type Server struct {
 	agentErr   string         // why there is no agent
 	inflight   map[string]context.CancelFunc
 	cursors    map[string]int // the byte offset of each document's last request
+	active     string         // the document the user is in (focus notifications, requests)
 	exited     chan struct{}
 	exitOnce   sync.Once
 	exitCode   int
@@ -127,6 +132,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		exitCode:  1,
 	}
 	s.sugs = newTracker(s)
+	s.ed = editorstate.New(editorstate.Limits{})
 	if cfg.Trace != nil {
 		in = io.TeeReader(in, cfg.Trace.Frames(wiretrace.EditorToBridge))
 		out = io.MultiWriter(out, cfg.Trace.Frames(wiretrace.BridgeToEditor))
@@ -268,6 +274,10 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 		err = s.cancelRequest(params)
 	case "textDocument/didFocus": // Copilot's
 		err = s.didFocus(ctx, params)
+	case NotifyDidFocus:
+		err = s.bridgeDidFocus(ctx, params)
+	case NotifyDiagnostics:
+		err = s.bridgeDiagnostics(params)
 	case "textDocument/didShowInlineEdit": // Copilot's: the client showed an inline edit
 		s.log.Debug().Msg("the editor showed an inline edit")
 	case "$/setTrace", "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders":

@@ -3,12 +3,16 @@ package lspside
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/editorstate"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
@@ -47,10 +51,8 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	params := acp.UnstableSuggestNesRequest{
 		Uri: uri, Version: req.snap.Version, Position: pos, TriggerKind: req.trigger,
 	}
-	if len(req.diagnostics) > 0 && agent.Context().Diagnostics {
-		if diags := s.diagnosticsToACP(req.snap, req.diagnostics, s.editorEncoding(), agentEnc); len(diags) > 0 {
-			params.Context = &acp.UnstableNesSuggestContext{Diagnostics: diags}
-		}
+	if want := agent.Context(); want.Any() {
+		params.Context = s.suggestContext(want, req, agentEnc)
 	}
 	sugs, err := agent.Suggest(wait, params)
 	switch {
@@ -102,4 +104,31 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 // acceptCommand is the command every surface attaches to a suggestion.
 func acceptCommand(id string) translate.Command {
 	return translate.Command{Title: "Accept next edit", Command: CommandAccept, Arguments: []any{id}}
+}
+
+// suggestContext assembles the context of a nes/suggest: exactly the keys the agent asked for.
+func (s *Server) suggestContext(want acpside.ContextWanted, req suggestRequest, agentEnc encoding.Kind) *acp.UnstableNesSuggestContext {
+	root := s.workspaceRoot()
+	return s.ed.Context(editorstate.Request{
+		Want: editorstate.Want{
+			OpenFiles: want.OpenFiles, RecentFiles: want.RecentFiles, EditHistory: want.EditHistory,
+			UserActions: want.UserActions, Diagnostics: want.Diagnostics, RelatedSnippets: want.RelatedSnippets,
+			RecentMax: want.RecentMax, HistoryMax: want.HistoryMax, ActionsMax: want.ActionsMax,
+		},
+		Snap:   req.snap,
+		Cursor: req.cursor,
+		Open:   s.docs.All(),
+		Agent:  agentEnc,
+		Editor: s.editorEncoding(),
+		Extra:  toStateDiagnostics(req.diagnostics),
+		Path: func(u string) string {
+			p := uriPath(u)
+			if root != "" {
+				if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
+					return filepath.ToSlash(rel)
+				}
+			}
+			return p
+		},
+	})
 }

@@ -64,6 +64,7 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) error {
 		s.log.Warn().Str("uri", td.URI).Msg("didOpen for a document that is already open; its text is replaced")
 	}
 	s.log.Debug().Str("uri", td.URI).Int("version", td.Version).Int("bytes", len(td.Text)).Msg("opened")
+	s.ed.Opened(snap)
 	if agent := s.currentAgent(); agent != nil && agent.Events().DidOpen {
 		s.sendDidOpen(ctx, agent, snap)
 	}
@@ -112,6 +113,7 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	if p.TextDocument.Version <= before.Version {
 		s.log.Warn().Str("uri", uri).Int("version", p.TextDocument.Version).Int("previous", before.Version).Msg("didChange did not increase the version")
 	}
+	s.ed.Changed(uri, applied)
 	agent := s.currentAgent()
 	s.sugs.documentChanged(ctx, agent, after)
 	if agent == nil || !agent.Events().DidChange {
@@ -153,7 +155,11 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	}
 	s.mu.Lock()
 	delete(s.cursors, uri)
+	if s.active == uri {
+		s.active = ""
+	}
 	s.mu.Unlock()
+	s.ed.Closed(uri)
 	agent := s.currentAgent()
 	s.sugs.documentClosed(ctx, agent, uri)
 	if agent != nil && agent.Events().DidClose {

@@ -7,11 +7,19 @@
 --   <M-CR>      ask the agent now (acp-lsp-bridge.suggest, triggerKind "manual"); also in normal mode
 --   <leader>na  normal mode: code actions, where every kind of suggestion is offered (edits of other
 --               files, jumps, renames, search-and-replace)
+--
+-- It also tells the bridge which file you enter, where the cursor is and which lines you see
+-- (acp-lsp-bridge/didFocus → the agent's document/didFocus), and which diagnostics Neovim shows
+-- for a file, from every language server (acp-lsp-bridge/diagnostics → nes/suggest context).
+--
+-- Set vim.g.acp_agent (a list: the agent command and its args) and, when acp-lsp-bridge is not on
+-- your PATH, vim.g.acp_lsp_bridge before this file runs, or edit the two lines below.
 
-local agent = { 'my-nes-agent' } -- the ACP agent that offers Next Edit Suggestions, and its args
+local agent = vim.g.acp_agent or { 'my-nes-agent' } -- the ACP agent that offers Next Edit Suggestions, and its args
+local bridge = vim.g.acp_lsp_bridge or 'acp-lsp-bridge'
 
 vim.lsp.config('acp', {
-  cmd = vim.list_extend({ 'acp-lsp-bridge', '--log-file', vim.fn.stdpath('log') .. '/acp-lsp-bridge.log', '--' }, agent),
+  cmd = vim.list_extend({ bridge, '--log-file', vim.fn.stdpath('log') .. '/acp-lsp-bridge.log', '--' }, vim.deepcopy(agent)),
   root_markers = { '.git' },
   -- filetypes = { 'go', 'lua', 'python' }, -- leave out to attach to every file
 })
@@ -59,3 +67,68 @@ vim.keymap.set({ 'i', 'n' }, '<M-CR>', function()
 end, { desc = 'Next edit: ask now' })
 
 vim.keymap.set('n', '<leader>na', vim.lsp.buf.code_action, { desc = 'Next edit: code actions' })
+
+local group = vim.api.nvim_create_augroup('acp-lsp-bridge', { clear = true })
+
+-- Focus: the file, the cursor and the visible lines, when you enter a buffer.
+local function send_focus(buf)
+  local client = acp_client(buf)
+  local win = vim.api.nvim_get_current_win()
+  if not client or vim.api.nvim_win_get_buf(win) ~= buf then
+    return
+  end
+  local top, bottom = vim.fn.line('w0', win) - 1, vim.fn.line('w$', win) - 1
+  client:notify('acp-lsp-bridge/didFocus', {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    position = vim.lsp.util.make_position_params(win, client.offset_encoding).position,
+    visibleRange = { start = { line = top, character = 0 }, ['end'] = { line = bottom, character = 0 } },
+  })
+end
+
+vim.api.nvim_create_autocmd('BufEnter', {
+  group = group,
+  callback = function(ev) send_focus(ev.buf) end,
+})
+vim.api.nvim_create_autocmd('LspAttach', {
+  group = group,
+  callback = function(ev)
+    local client = vim.lsp.get_client_by_id(ev.data.client_id)
+    if client and client.name == 'acp' then
+      send_focus(ev.buf)
+    end
+  end,
+})
+
+-- Diagnostics: what Neovim shows for the buffer, in the position encoding the bridge negotiated
+-- (vim.diagnostic columns are bytes).
+vim.api.nvim_create_autocmd('DiagnosticChanged', {
+  group = group,
+  callback = function(ev)
+    local buf = ev.buf
+    local client = acp_client(buf)
+    if not client or not vim.api.nvim_buf_is_loaded(buf) then
+      return
+    end
+    local enc = client.offset_encoding
+    local function col(lnum, c)
+      if enc == 'utf-8' then
+        return c
+      end
+      local line = vim.api.nvim_buf_get_lines(buf, lnum, lnum + 1, false)[1] or ''
+      return vim.str_utfindex(line, enc, math.min(c, #line), false)
+    end
+    local out = {}
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      local end_lnum, end_col = d.end_lnum or d.lnum, d.end_col or d.col
+      out[#out + 1] = {
+        range = {
+          start = { line = d.lnum, character = col(d.lnum, d.col) },
+          ['end'] = { line = end_lnum, character = col(end_lnum, end_col) },
+        },
+        severity = d.severity,
+        message = d.message,
+      }
+    end
+    client:notify('acp-lsp-bridge/diagnostics', { textDocument = { uri = vim.uri_from_bufnr(buf) }, diagnostics = out })
+  end,
+})

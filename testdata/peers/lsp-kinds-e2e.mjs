@@ -1104,8 +1104,11 @@ async function attemptInlineEdit(marker, content) {
   const m = await typeMarkerLine(content);
   if (!focusSent) {
     focusSent = true;
+    // Earlier requests already told the agent where the user is (inferred focus); look only at
+    // what this notification brings.
+    const before = agentLog.length;
     await notify("textDocument/didFocus", { textDocument: { uri: MAIN } });
-    const f = await waitFor(() => agentLog.find((e) => e.method === "document/didFocus"), 4000, "document/didFocus at the agent after textDocument/didFocus");
+    const f = await waitFor(() => agentLog.slice(before).find((e) => e.method === "document/didFocus"), 4000, "document/didFocus at the agent after textDocument/didFocus");
     if (f) {
       check(sameKey(f.params?.uri, MAIN), `document/didFocus uri ${show(f.params?.uri)}, expected ${MAIN}`);
       check(f.params?.version === m.version, `document/didFocus version ${show(f.params?.version)}, expected ${m.version}`);

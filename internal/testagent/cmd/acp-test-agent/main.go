@@ -20,8 +20,17 @@ func main() {
 	rules := flag.String("rules", "", "JSON file with rules [{when, find, replace}]")
 	noNES := flag.Bool("no-nes", false, "answer initialize without the nes capability")
 	auth := flag.Bool("auth", false, `require authentication: offer the auth method "login" ("Sign in with Test") and answer auth_required until authenticate names it`)
+	focus := flag.Bool("focus", false, "ask for document/didFocus events")
+	contextJSON := flag.String("context", "", `nes.context to ask for, as JSON, e.g. {"diagnostics":{},"editHistory":{"maxCount":4}}`)
 	flag.Parse()
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES}
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus}
+	if *contextJSON != "" {
+		cfg.Context = &acp.NesContextCapabilities{}
+		if err := json.Unmarshal([]byte(*contextJSON), cfg.Context); err != nil {
+			fmt.Fprintln(os.Stderr, "acp-test-agent: --context:", err)
+			os.Exit(2)
+		}
+	}
 	if *auth {
 		cfg.RequireAuth = true
 		cfg.AuthMethods = []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{Id: "login", Name: "Sign in with Test"}}}

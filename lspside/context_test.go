@@ -1,0 +1,196 @@
+package lspside_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+)
+
+func intp(n int) *int { return &n }
+
+// lastSuggest returns the params of the last nes/suggest the agent received.
+func lastSuggest(t *testing.T, e *editor) acp.UnstableSuggestNesRequest {
+	t.Helper()
+	var p acp.UnstableSuggestNesRequest
+	for _, m := range e.agent.Received() {
+		if m.Method == acp.AgentMethodNesSuggest {
+			if err := json.Unmarshal(m.Params, &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return p
+}
+
+// The context of nes/suggest carries what the agent asked for, from the editing session: the
+// files, the grouped edit, the user's actions, the diagnostics the editor configuration sent, and
+// where the user focused.
+func TestSuggestContextFromTheSession(t *testing.T) {
+	const a, b = "file:///work/project/a.go", "file:///work/project/b.go"
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", DidFocus: true, Context: &acp.NesContextCapabilities{
+		OpenFiles: &acp.NesOpenFilesCapabilities{}, RecentFiles: &acp.NesRecentFilesCapabilities{MaxCount: intp(5)},
+		EditHistory: &acp.NesEditHistoryCapabilities{MaxCount: intp(3)}, UserActions: &acp.NesUserActionsCapabilities{MaxCount: intp(4)},
+		Diagnostics: &acp.NesDiagnosticsCapabilities{}, RelatedSnippets: &acp.NesRelatedSnippetsCapabilities{},
+	}}})
+	e.initialize("utf-16")
+	e.open(a, "package a\n\nfunc Compute(x int) int { return x }\n")
+	e.open(b, "package b\n\nvar s = \"日本\"\n")
+	e.waitMirror(b, "package b\n\nvar s = \"日本\"\n")
+	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": a}, "position": lspPos(pos{2, 5}),
+		"visibleRange": map[string]any{"start": lspPos(pos{0, 0}), "end": lspPos(pos{40, 0})}})
+	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": b}, "position": lspPos(pos{2, 12})})
+	// Type "; y = Compute(1)" after the string, one character at a time.
+	typed := "; y = Compute(1)"
+	col := 12 // utf-16: `var s = "日本"` is 12 units
+	for i, r := range typed {
+		e.change(b, 2+i, rangeChange(pos{2, col}, pos{2, col}, string(r)))
+		col++
+	}
+	e.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": b}, "diagnostics": []any{
+		map[string]any{"range": map[string]any{"start": lspPos(pos{2, 14}), "end": lspPos(pos{2, 15})}, "severity": 1, "message": "undefined: y"},
+	}})
+	if _, err := e.inline(b, pos{2, col}); err != nil {
+		t.Fatal(err)
+	}
+	p := lastSuggest(t, e)
+	if p.Context == nil {
+		t.Fatal("no context")
+	}
+	c := p.Context
+	if len(c.OpenFiles) != 2 || c.OpenFiles[0].Uri != b || c.OpenFiles[1].Uri != a || c.OpenFiles[1].VisibleRange == nil || c.OpenFiles[1].VisibleRange.End.Line != 3 {
+		t.Errorf("openFiles %+v: want b (focused last) then a with lines 0–3 visible (clamped to the text)", c.OpenFiles)
+	}
+	if len(c.RecentFiles) != 1 || c.RecentFiles[0].Uri != a || !strings.Contains(c.RecentFiles[0].Text, "func Compute") {
+		t.Errorf("recentFiles %+v: want a.go with its text", c.RecentFiles)
+	}
+	if len(c.EditHistory) != 1 || !strings.Contains(c.EditHistory[0].Diff, "-var s = \"日本\"\n+var s = \"日本\"; y = Compute(1)\n") || !strings.Contains(c.EditHistory[0].Diff, "--- a/b.go") {
+		t.Errorf("editHistory %+v: want the typing as one entry", c.EditHistory)
+	}
+	if len(c.UserActions) != 4 {
+		t.Errorf("userActions %+v: want the last 4 (maxCount)", c.UserActions)
+	} else if last := c.UserActions[3]; last.Action != "insertChar" || last.Position.Character != len(`var s = "日本"; y = Compute(1)`) {
+		t.Errorf("last action %+v: want insertChar at the utf-8 column after the typing", last)
+	}
+	if len(c.Diagnostics) != 1 || c.Diagnostics[0].Message != "undefined: y" || c.Diagnostics[0].Range.Start.Character != 18 {
+		t.Errorf("diagnostics %+v: want the editor's, at utf-8 column 18", c.Diagnostics)
+	}
+	if len(c.RelatedSnippets) != 1 || c.RelatedSnippets[0].Uri != a || !strings.Contains(c.RelatedSnippets[0].Excerpts[0].Text, "func Compute") {
+		t.Errorf("relatedSnippets %+v: want the definition of Compute in a.go", c.RelatedSnippets)
+	}
+	// Focus reached the agent, with the visible range.
+	var focusA acp.UnstableDidFocusDocumentNotification
+	for _, m := range e.agent.Received() {
+		if m.Method == acp.AgentMethodDocumentDidFocus && strings.Contains(string(m.Params), "a.go") {
+			_ = json.Unmarshal(m.Params, &focusA)
+			break
+		}
+	}
+	if focusA.Position.Line != 2 || focusA.Position.Character != 5 || focusA.VisibleRange.End.Line != 3 {
+		t.Errorf("document/didFocus for a.go %+v", focusA)
+	}
+}
+
+// An agent that asks for no context gets none; one that asks only for diagnostics gets no other key.
+func TestSuggestContextOnlyWhatWasAsked(t *testing.T) {
+	const u = "file:///work/project/c.go"
+	for _, tc := range []struct {
+		name string
+		caps *acp.NesContextCapabilities
+		want string
+	}{
+		{"none", nil, ""},
+		{"diagnostics only", &acp.NesContextCapabilities{Diagnostics: &acp.NesDiagnosticsCapabilities{}}, `"diagnostics"`},
+		{"editHistory only", &acp.NesContextCapabilities{EditHistory: &acp.NesEditHistoryCapabilities{}}, `"editHistory"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Context: tc.caps}})
+			e.initialize("utf-16")
+			e.open(u, "ab\n")
+			e.change(u, 2, rangeChange(pos{0, 2}, pos{0, 2}, "c"))
+			e.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": u}, "diagnostics": []any{
+				map[string]any{"range": map[string]any{"start": lspPos(pos{0, 0}), "end": lspPos(pos{0, 1})}, "severity": 2, "message": "w"},
+			}})
+			if _, err := e.inline(u, pos{0, 3}); err != nil {
+				t.Fatal(err)
+			}
+			var raw json.RawMessage
+			for _, m := range e.agent.Received() {
+				if m.Method == acp.AgentMethodNesSuggest {
+					raw = m.Params
+				}
+			}
+			var p struct {
+				Context map[string]json.RawMessage `json:"context"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if p.Context != nil {
+					t.Errorf("context %s sent to an agent that asked for none", raw)
+				}
+				return
+			}
+			if len(p.Context) != 1 || !strings.Contains(string(raw), tc.want) {
+				t.Errorf("nes/suggest %s: want only %s", raw, tc.want)
+			}
+		})
+	}
+}
+
+// workspace/open_documents, recent_documents and active_document answer from the editor's state.
+func TestEditorStateMethods(t *testing.T) {
+	const a, b, c = "file:///work/project/a.go", "file:///work/project/b.go", "file:///work/project/c.go"
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16"}})
+	e.initialize("utf-16")
+	e.waitAgent("nes/start", method(acp.AgentMethodNesStart))
+	ctx := context.Background()
+	call := func(method string, params any) string {
+		t.Helper()
+		raw, err := e.agent.Call(ctx, method, params)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		return string(raw)
+	}
+	if got := call("workspace/active_document", map[string]any{"sessionId": "test-session"}); got != `{"document":null}` {
+		t.Errorf("active_document with nothing open: %s", got)
+	}
+	e.open(a, "a\n")
+	e.open(b, "b\n")
+	e.open(c, "c\n")
+	e.notify("untitled/ignored", nil)
+	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": a}})
+	e.change(c, 2, rangeChange(pos{0, 1}, pos{0, 1}, "x"))
+	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": b}})
+	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": a}})
+	e.waitMirror(c, "cx\n")
+
+	if got, want := call("workspace/open_documents", map[string]any{"sessionId": "test-session"}),
+		`{"documents":[{"uri":"file:///work/project/b.go","languageId":"go"},{"uri":"file:///work/project/c.go","languageId":"go"}]}`; got != want {
+		t.Errorf("open_documents %s, want %s", got, want)
+	}
+	if got, want := call("workspace/recent_documents", map[string]any{"sessionId": "test-session", "limit": 2}),
+		`{"documents":[{"uri":"file:///work/project/b.go","languageId":"go"},{"uri":"file:///work/project/c.go","languageId":"go"}]}`; got != want {
+		t.Errorf("recent_documents limit 2: %s, want %s", got, want)
+	}
+	if got := call("workspace/recent_documents", map[string]any{"sessionId": "test-session"}); !strings.HasSuffix(got, `{"uri":"file:///work/project/a.go","languageId":"go"}]}`) {
+		t.Errorf("recent_documents: %s, want the closed a.go last", got)
+	}
+	if got, want := call("workspace/active_document", map[string]any{"sessionId": "test-session"}), `{"document":{"uri":"file:///work/project/b.go","languageId":"go"}}`; got != want {
+		t.Errorf("active_document %s, want %s", got, want)
+	}
+	if _, err := e.agent.Call(ctx, "workspace/recent_documents", map[string]any{"limit": -1}); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("a negative limit: %v", err)
+	}
+	// The capabilities were advertised.
+	init := e.agent.Received()[0]
+	if init.Method != acp.AgentMethodInitialize || !strings.Contains(string(init.Params), `"workspace":{"activeDocument":{},"openDocuments":{},"recentDocuments":{}}`) {
+		t.Errorf("initialize %s: want clientCapabilities.workspace", init.Params)
+	}
+}

@@ -1,0 +1,174 @@
+package lspside
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/editorstate"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+)
+
+// Notifications the editor configurations in editors/ send, beyond LSP.
+const (
+	// NotifyDidFocus {textDocument: {uri}, position?, visibleRange?}: the user entered a buffer
+	// (or scrolled it). Positions are in the negotiated encoding.
+	NotifyDidFocus = "acp-lsp-bridge/didFocus"
+	// NotifyDiagnostics {textDocument: {uri}, diagnostics: [LSP Diagnostic]}: the diagnostics the
+	// editor shows for a document (from every language server), replacing the previous ones.
+	NotifyDiagnostics = "acp-lsp-bridge/diagnostics"
+)
+
+// bridgeDidFocus handles acp-lsp-bridge/didFocus.
+func (s *Server) bridgeDidFocus(ctx context.Context, raw json.RawMessage) error {
+	var p struct {
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+		Position     *lspPosition `json:"position"`
+		VisibleRange *lspRange    `json:"visibleRange"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("bad params: %w", err)
+	}
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	snap, ok := s.docs.Get(p.TextDocument.URI)
+	if !ok {
+		// Editors enter buffers the bridge does not sync (help, terminals): nothing to say.
+		return nil
+	}
+	editor := s.editorEncoding()
+	cursor := -1
+	if p.Position != nil {
+		cursor = clampedOffset(snap.Mapper, encoding.Position{Line: p.Position.Line, Character: p.Position.Character}, editor)
+	}
+	var visible *editorstate.LineRange
+	if p.VisibleRange != nil {
+		first, last := p.VisibleRange.Start.Line, p.VisibleRange.End.Line
+		n := snap.Mapper.LineCount()
+		first, last = max(0, min(first, n-1)), max(0, min(last, n-1))
+		if first <= last {
+			visible = &editorstate.LineRange{Start: first, End: last}
+		}
+	}
+	s.focus(ctx, snap, cursor, visible)
+	return nil
+}
+
+// clampedOffset is the offset of p, with a line past the end taken as the end of the text and a
+// column past the end of its line as the line's end.
+func clampedOffset(m *encoding.Mapper, p encoding.Position, k encoding.Kind) int {
+	if p.Line < 0 {
+		return 0
+	}
+	if p.Line >= m.LineCount() {
+		return len(m.Text())
+	}
+	off, err := m.PositionOffset(p, k)
+	if err != nil {
+		return m.LineStart(p.Line)
+	}
+	return off
+}
+
+// focus records that snap's document is the active one, with the cursor (a byte offset, -1 when
+// unknown: the document's last known cursor is used) and the visible lines when known, and sends
+// document/didFocus when the agent asked for it. The caller holds s.fwd.
+func (s *Server) focus(ctx context.Context, snap *document.Snapshot, cursor int, visible *editorstate.LineRange) {
+	s.mu.Lock()
+	s.active = snap.URI
+	if cursor >= 0 {
+		s.cursors[snap.URI] = cursor
+	} else {
+		cursor = min(s.cursors[snap.URI], len(snap.Text()))
+	}
+	s.mu.Unlock()
+	s.ed.Focused(snap.URI, snap.Mapper, cursor, true, visible)
+	agent := s.currentAgent()
+	if agent == nil || !agent.Events().DidFocus {
+		return
+	}
+	enc := agent.Encoding()
+	pos, err := translate.OffsetToACP(snap.Mapper, cursor, enc)
+	if err != nil {
+		pos, _ = translate.OffsetToACP(snap.Mapper, snap.Mapper.LineStart(snap.Mapper.LineOf(cursor)), enc)
+	}
+	// The visible range is whole lines; unknown, it is the cursor's point.
+	vr := acp.UnstableRange{Start: pos, End: pos}
+	if visible != nil {
+		vr = acp.UnstableRange{Start: acp.UnstablePosition{Line: visible.Start}, End: acp.UnstablePosition{Line: visible.End}}
+		if end, err := translate.OffsetToACP(snap.Mapper, lineEnd(snap.Mapper, visible.End), enc); err == nil {
+			vr.End = end
+		}
+	}
+	if err := agent.DidFocus(ctx, acp.UnstableDidFocusDocumentNotification{
+		Uri: snap.URI, Version: snap.Version, Position: pos, VisibleRange: vr,
+	}); err != nil {
+		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didFocus")
+	}
+}
+
+// lineEnd is the offset of the end of a line's content (before its line break).
+func lineEnd(m *encoding.Mapper, line int) int {
+	if line+1 < m.LineCount() {
+		end := m.LineStart(line + 1)
+		text := m.Text()
+		for end > m.LineStart(line) && (text[end-1] == '\n' || text[end-1] == '\r') {
+			end--
+		}
+		return end
+	}
+	return len(m.Text())
+}
+
+// requestAt records a request's position: a cursor movement for the context, and, when the request
+// is for another document than the active one, a focus change (the editor told nothing, but the
+// user is there now).
+func (s *Server) requestAt(ctx context.Context, snap *document.Snapshot, cursor int) {
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	cur, ok := s.docs.Get(snap.URI)
+	if !ok || cur.Version != snap.Version {
+		return
+	}
+	s.mu.Lock()
+	other := s.active != snap.URI
+	s.cursors[snap.URI] = cursor
+	s.mu.Unlock()
+	if other {
+		s.focus(ctx, snap, cursor, nil)
+		return
+	}
+	s.ed.Cursor(snap.URI, snap.Mapper, cursor)
+}
+
+// bridgeDiagnostics handles acp-lsp-bridge/diagnostics.
+func (s *Server) bridgeDiagnostics(raw json.RawMessage) error {
+	var p struct {
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+		Diagnostics []lspDiagnostic `json:"diagnostics"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("bad params: %w", err)
+	}
+	if p.TextDocument.URI == "" {
+		return fmt.Errorf("bad params: no textDocument.uri")
+	}
+	s.ed.SetDiagnostics(p.TextDocument.URI, toStateDiagnostics(p.Diagnostics))
+	return nil
+}
+
+func toStateDiagnostics(ds []lspDiagnostic) []editorstate.Diagnostic {
+	out := make([]editorstate.Diagnostic, len(ds))
+	for i, d := range ds {
+		out[i] = editorstate.Diagnostic{Range: d.Range.toRange(), Severity: d.Severity, Message: d.Message}
+	}
+	return out
+}
