@@ -53,6 +53,12 @@ suggestions on the cursor line; accepting one runs the command acp-lsp-bridge.ac
 the agent (nes/accept). Positions are converted between the encodings each side negotiated
 (utf-8, utf-16, utf-32).
 
+The agent gets the context it asks for (open and recent files, edit history, user actions,
+diagnostics, related snippets), may read and write workspace files through the editor, and may ask
+the user to sign in or for permission (window/showMessageRequest; --user-wait bounds the wait).
+Editor configurations can send acp-lsp-bridge/didFocus on entering a buffer and
+acp-lsp-bridge/diagnostics with the diagnostics the editor shows (see docs/surfaces.md).
+
 Without an agent configured, the bridge starts its own built-in agent (acp-lsp-bridge agent:
 rename propagation and repeated edits, no model; see agent --help, which also connects any
 OpenAI-compatible model server). With an agent that cannot do NES, the bridge tells the editor
