@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -258,18 +257,17 @@ func waitAgentLog(t *testing.T, path, method string) {
 
 func readAgentLog(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	lines := bytes.Split(b, []byte("\n"))
+	// The last piece is empty, or a line the agent is still writing: skip it.
+	for _, line := range lines[:len(lines)-1] {
 		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("agent log line %q: %v", sc.Text(), err)
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("agent log line %q: %v", line, err)
 		}
 		out = append(out, m)
 	}

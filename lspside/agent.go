@@ -21,21 +21,41 @@ const noAgentMessage = "acp-lsp-bridge: no agent is configured, so there will be
 
 // startAgent starts the agent, runs initialize and nes/start, replays the open documents to it and
 // marks it ready. On failure the user is told once and the bridge keeps serving empty results.
-func (s *Server) startAgent(ctx context.Context) {
+func (s *Server) startAgent(ctx context.Context) { s.launch(ctx, false) }
+
+// launch starts the agent; restart is set when it replaces one that exited (supervise.go), whose
+// failures to start count as further exits.
+func (s *Server) launch(ctx context.Context, restart bool) {
 	s.mu.Lock()
+	if s.launching {
+		s.mu.Unlock()
+		return
+	}
+	s.launching = true
 	cmd := s.cfg.Agent
 	if cmd == nil && s.init.InitializationOptions != nil {
 		cmd = s.init.InitializationOptions.Agent
 	}
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.launching = false
+		s.mu.Unlock()
+	}()
 	if (cmd == nil || cmd.Path == "") && s.cfg.DefaultAgent != nil && s.cfg.ConnectAgent == nil {
 		def := *s.cfg.DefaultAgent
 		cmd = &def
-		s.logMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: no agent is configured; using the built-in agent "+
-			"(rename propagation and repeated edits, no model). Set `-- AGENT` or initializationOptions.agent for another.")
+		if !restart {
+			s.logMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: no agent is configured; using the built-in agent "+
+				"(rename propagation and repeated edits, no model). Set `-- AGENT` or initializationOptions.agent for another.")
+		}
 	}
 	agent, err := s.connectAgent(cmd)
 	if err != nil {
+		if restart && cmd != nil && cmd.Path != "" {
+			s.agentExited(ctx, "the agent", err)
+			return
+		}
 		s.agentFailed(ctx, err.Error(), err)
 		return
 	}
@@ -48,15 +68,21 @@ func (s *Server) startAgent(ctx context.Context) {
 	}
 	if err != nil {
 		agent.Close(ctx)
-		if errors.Is(err, acpside.ErrNoNES) {
+		switch {
+		case errors.Is(err, acpside.ErrNoNES):
 			s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s does not offer Next Edit Suggestions, so there will be no suggestions.", name), err)
-		} else {
+		case restart:
+			s.agentExited(ctx, name, fmt.Errorf("initialize: %w", err))
+		default:
 			s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s did not initialize: %v", name, err), err)
 		}
 		return
 	}
 	go s.watchAgent(ctx, agent, name)
 	err = agent.StartNES(ictx, s.startRequest())
+	if err != nil && restart && ended(agent) {
+		return // watchAgent counts it as an exit
+	}
 	switch {
 	case err != nil && acpside.AuthRequired(err):
 		// The editor keeps working (requests answer empty at once) while the user is asked to
@@ -190,7 +216,7 @@ func (s *Server) agentFailed(ctx context.Context, msg string, err error) {
 	s.showMessage(ctx, protocol.MessageTypeError, msg)
 }
 
-// watchAgent reports an agent that ends while the editor still works.
+// watchAgent notices an agent that ends while the editor still works, and has it restarted.
 func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name string) {
 	<-agent.Done()
 	s.mu.Lock()
@@ -198,9 +224,7 @@ func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name stri
 	ours := s.agent == agent || s.authAgent == agent
 	if ours {
 		s.agent, s.authAgent = nil, nil
-		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s exited; there will be no suggestions until the editor restarts the bridge.", name)
 	}
-	msg := s.agentErr
 	s.mu.Unlock()
 	if !ours {
 		return // the bridge closed it: it refused to start, or the editor is leaving
@@ -211,8 +235,18 @@ func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name stri
 	default:
 	}
 	if !shutting {
-		s.log.Error().Msg("the agent connection ended")
-		s.showMessage(ctx, protocol.MessageTypeError, msg)
+		s.log.Error().Str("agent", name).Msg("the agent connection ended")
+		s.agentExited(ctx, name, errors.New("the agent exited"))
+	}
+}
+
+// ended reports whether an agent's connection has ended.
+func ended(a *acpside.Agent) bool {
+	select {
+	case <-a.Done():
+		return true
+	default:
+		return false
 	}
 }
 

@@ -37,6 +37,8 @@ func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any
 		return nil, s.suggestCommand(rctx, p.Arguments)
 	case CommandSignIn:
 		return nil, s.signInCommand(rctx)
+	case CommandRestart:
+		return nil, s.restartCommand(rctx)
 	}
 	return nil, invalidParams("unknown command %q", p.Command)
 }

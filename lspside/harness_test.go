@@ -41,6 +41,8 @@ type editor struct {
 	applied   []json.RawMessage
 	questions []string
 	cancels   []json.RawMessage // $/cancelRequest from the bridge
+	starts    int               // agents started
+	kill      func()            // ends the connection to the current agent, as a crash would
 }
 
 type harnessOpts struct {
@@ -60,8 +62,20 @@ func newEditor(t *testing.T, o harnessOpts) *editor {
 		cfg.ConnectAgent = func(opts acpside.Options) (*acpside.Agent, error) {
 			toAgentR, toAgentW := io.Pipe()
 			fromAgentR, fromAgentW := io.Pipe()
+			e.mu.Lock()
+			if e.starts > 0 {
+				// A restart: a new agent process would know nothing of the old one.
+				e.agent = testagent.New(o.agentCfg)
+			}
+			e.starts++
+			agent := e.agent
+			e.kill = func() {
+				toAgentR.CloseWithError(io.ErrUnexpectedEOF)
+				fromAgentW.CloseWithError(io.ErrUnexpectedEOF)
+			}
+			e.mu.Unlock()
 			go func() {
-				e.agent.Serve(toAgentR, fromAgentW)
+				agent.Serve(toAgentR, fromAgentW)
 				fromAgentW.Close()
 			}()
 			return acpside.Connect(fromAgentR, toAgentW, opts), nil
@@ -246,8 +260,8 @@ func (e *editor) waitAgent(what string, match func(testagent.Message) bool) test
 	e.t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
-		ch := e.agent.Changed()
-		for _, m := range e.agent.Received() {
+		ch := e.theAgent().Changed()
+		for _, m := range e.theAgent().Received() {
 			if match(m) {
 				return m
 			}
@@ -255,7 +269,7 @@ func (e *editor) waitAgent(what string, match func(testagent.Message) bool) test
 		select {
 		case <-ch:
 		case <-deadline:
-			e.t.Fatalf("the agent never received %s; it received %v", what, methods(e.agent.Received()))
+			e.t.Fatalf("the agent never received %s; it received %v", what, methods(e.theAgent().Received()))
 		}
 	}
 }
@@ -310,14 +324,14 @@ func (e *editor) waitMirror(uri, want string) {
 	e.t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
-		ch := e.agent.Changed()
-		if got, _ := e.agent.Mirror(uri); got == want {
+		ch := e.theAgent().Changed()
+		if got, _ := e.theAgent().Mirror(uri); got == want {
 			return
 		}
 		select {
 		case <-ch:
 		case <-deadline:
-			got, _ := e.agent.Mirror(uri)
+			got, _ := e.theAgent().Mirror(uri)
 			e.t.Fatalf("agent mirror of %s:\n got %q\nwant %q", uri, got, want)
 		}
 	}
@@ -343,4 +357,11 @@ func (e *editor) setAnswer(a string) {
 	e.mu.Lock()
 	e.answer = a
 	e.mu.Unlock()
+}
+
+// theAgent is the agent the bridge talks to now (a restart replaces it).
+func (e *editor) theAgent() *testagent.Agent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.agent
 }

@@ -142,7 +142,7 @@ func capabilities(enc encoding.Kind, client clientCaps) protocol.ServerCapabilit
 			CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactorRewrite},
 		},
 		ExecuteCommandProvider: protocol.ExecuteCommandOptions{
-			Commands: []string{CommandAccept, CommandReject, CommandSuggest, CommandSignIn},
+			Commands: []string{CommandAccept, CommandReject, CommandSuggest, CommandSignIn, CommandRestart},
 		},
 	}
 	// textDocument/copilotInlineEdit is not a standard capability: Copilot's clients ask without

@@ -54,6 +54,12 @@ type Config struct {
 	// ClientWait bounds the bridge's own requests to the editor (window/showDocument,
 	// workspace/applyEdit: some editors never answer them); zero means 10 s.
 	ClientWait time.Duration
+	// RestartDelays are the waits before restarting an agent that exited: the first exit waits
+	// RestartDelays[0], and so on, the last repeating; nil means 0.5 s, 1 s, 2 s, 4 s, 8 s.
+	RestartDelays []time.Duration
+	// RestartLimit is how many exits within RestartWindow are restarted before the bridge gives
+	// up and tells the user; zero means 5.
+	RestartLimit int
 	// UserWait bounds a question to the user (window/showMessageRequest: permission, sign-in, a
 	// manual suggestion); zero means 2 minutes. Unanswered, the question counts as declined.
 	UserWait time.Duration
@@ -96,6 +102,8 @@ type Server struct {
 	startOnce  sync.Once
 	authAgent  *acpside.Agent // an agent waiting for the user to sign in
 	signingIn  bool           // a sign-in dialog is running
+	launching  bool           // an agent is being started
+	exits      []time.Time    // when the agent exited, within the restart window
 	agentErr   string         // why there is no agent
 	inflight   map[string]context.CancelFunc
 	cursors    map[string]int // the byte offset of each document's last request
@@ -117,6 +125,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	}
 	if cfg.ClientWait == 0 {
 		cfg.ClientWait = 10 * time.Second
+	}
+	if cfg.RestartDelays == nil {
+		cfg.RestartDelays = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+	}
+	if cfg.RestartLimit == 0 {
+		cfg.RestartLimit = 5
 	}
 	if cfg.UserWait == 0 {
 		cfg.UserWait = 2 * time.Minute

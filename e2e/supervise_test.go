@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestBinaryRestartsAKilledAgent: the agent process is killed (SIGKILL) while the editor works.
+// The bridge says so, restarts it, and the new process gets initialize, nes/start and a didOpen
+// with the text the editor has now, including an edit made while it was down.
+func TestBinaryRestartsAKilledAgent(t *testing.T) {
+	_, agent := binaries(t)
+	dir := t.TempDir()
+	agentLog := filepath.Join(dir, "agent.jsonl")
+	b := startBridge(t)
+	root := "file://" + dir
+	if err := b.call("initialize", map[string]any{
+		"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"agent": map[string]any{"command": agent, "args": []string{"--log", agentLog}}},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.notify("initialized", map[string]any{})
+	uri := root + "/a.go"
+	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "package a\n"}})
+	waitAgentLog(t, agentLog, "document/didOpen")
+	pids := agentPIDs(agent)
+	if len(pids) != 1 {
+		t.Fatalf("agent processes %v, want one", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	b.waitMessage("acp-test-agent exited")
+	b.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{map[string]any{"text": "package a // é\n"}},
+	})
+	b.waitMessage("acp-test-agent is ready")
+
+	// The new agent logs the replayed didOpen when it handles it, maybe after "ready" reached us.
+	var inits, opens []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); len(opens) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		inits, opens = nil, nil
+		for _, m := range readAgentLog(t, agentLog) {
+			switch m["method"] {
+			case "initialize":
+				inits = append(inits, m)
+			case "document/didOpen":
+				opens = append(opens, m)
+			}
+		}
+	}
+	if len(inits) != 2 || len(opens) != 2 {
+		t.Fatalf("initialize ×%d, didOpen ×%d; want 2 of each (before and after the kill)", len(inits), len(opens))
+	}
+	p := opens[1]["params"].(map[string]any)
+	if p["text"] != "package a // é\n" || p["version"] != float64(2) {
+		t.Errorf("didOpen after the restart %v: want version 2 with the edit made during the outage", p)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(agentPIDs(agent)) != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(agentPIDs(agent)); n != 1 {
+		t.Errorf("%d agent processes after the restart, want 1", n)
+	}
+}

@@ -1,0 +1,115 @@
+package lspside_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
+)
+
+// An agent that crashes is restarted after a backoff: initialize, nes/start and didOpen again, with
+// the text the editor has now, edits made during the outage included; requests during the outage
+// answer empty at once.
+func TestAgentIsRestartedWithTheEditorsText(t *testing.T) {
+	const a, b = "file:///work/project/a.go", "file:///work/project/b.go"
+	e := newEditor(t, harnessOpts{
+		agentCfg: testagent.Config{Encoding: "utf-16", Rules: []testagent.Rule{{When: "hel", Find: "hel", Replace: "hello"}}},
+		cfg:      lspside.Config{RestartDelays: []time.Duration{300 * time.Millisecond}, SuggestTimeout: time.Minute},
+	})
+	e.initialize("utf-16")
+	e.open(a, "hel\n")
+	e.open(b, "bé\n")
+	e.waitMirror(b, "bé\n")
+	first := e.theAgent()
+
+	e.mu.Lock()
+	kill := e.kill
+	e.mu.Unlock()
+	kill()
+	e.waitMessage("acp-test-agent exited")
+	// The outage: the editor keeps editing, and a request does not wait (a minute's timeout).
+	e.change(a, 2, rangeChange(pos{0, 0}, pos{0, 0}, "// ünï\n"))
+	if items, err := e.inline(a, pos{1, 3}); err != nil || len(items) != 0 {
+		t.Fatalf("during the outage: %+v, %v", items, err)
+	}
+	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": b}})
+
+	deadline := time.Now().Add(10 * time.Second)
+	for e.theAgent() == first && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e.theAgent() == first {
+		t.Fatal("the agent was not restarted")
+	}
+	e.waitMirror(a, "// ünï\nhel\n")
+	if _, open := e.theAgent().Mirror(b); open {
+		t.Error("the restarted agent was told of a document closed during the outage")
+	}
+	got := methods(e.theAgent().Received())
+	if len(got) < 3 || got[0] != acp.AgentMethodInitialize || got[1] != acp.AgentMethodNesStart || got[2] != acp.AgentMethodDocumentDidOpen {
+		t.Errorf("the restarted agent received %v", got)
+	}
+	// Later edits reach it as changes, and it suggests again.
+	e.change(a, 3, rangeChange(pos{1, 3}, pos{1, 3}, " "))
+	e.change(a, 4, rangeChange(pos{1, 3}, pos{1, 4}, ""))
+	e.waitMirror(a, "// ünï\nhel\n")
+	items, err := e.inline(a, pos{1, 3})
+	if err != nil || len(items) != 1 || items[0].InsertText != "hello" {
+		t.Fatalf("after the restart: %+v, %v", items, err)
+	}
+}
+
+// An agent that keeps exiting is restarted RestartLimit times, then the user is told once, with
+// the restart command; the command starts it again.
+func TestAgentThatKeepsExitingGivesUpThenRestartsByHand(t *testing.T) {
+	const a = "file:///work/project/a.go"
+	e := newEditor(t, harnessOpts{
+		agentCfg: testagent.Config{Encoding: "utf-16"},
+		cfg:      lspside.Config{RestartDelays: []time.Duration{10 * time.Millisecond}, RestartLimit: 2},
+	})
+	e.initialize("utf-16")
+	e.open(a, "x\n")
+	for i := 0; i < 3; i++ {
+		e.waitMirror(a, "x\n")
+		e.mu.Lock()
+		kill, starts := e.kill, e.starts
+		e.mu.Unlock()
+		kill()
+		if i < 2 {
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				e.mu.Lock()
+				n := e.starts
+				e.mu.Unlock()
+				if n > starts {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+	e.waitMessage("exited 3 times in 3m0s")
+	e.waitMessage("run the command acp-lsp-bridge.restart to try again")
+	time.Sleep(100 * time.Millisecond)
+	e.mu.Lock()
+	starts := e.starts
+	e.mu.Unlock()
+	if starts != 3 {
+		t.Fatalf("%d starts after giving up, want 3 (the first and two restarts)", starts)
+	}
+	if items, err := e.inline(a, pos{0, 1}); err != nil || len(items) != 0 {
+		t.Fatalf("with no agent: %+v, %v", items, err)
+	}
+	e.mustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.restart"}, nil)
+	e.waitMirror(a, "x\n")
+	for _, m := range e.shownMessages() {
+		if strings.Contains(m, "restarting the agent") {
+			return
+		}
+	}
+	t.Errorf("messages %q: want one saying the agent restarts", e.shownMessages())
+}
