@@ -312,3 +312,37 @@ func TestAppliedWithoutCommandEndsAccepted(t *testing.T) {
 			p.Position.Line == 0 && p.Position.Character == 3 && p.Version == 2
 	})
 }
+
+// A newer request for a document supersedes the one still in flight: the older editor request
+// gets an empty result at once, the agent's request is cancelled, and the ids it still returns end
+// as cancelled. At most one nes/suggest per document is in flight.
+func TestNewerRequestSupersedesTheOneInFlight(t *testing.T) {
+	const uri = "file:///work/project/co.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
+	e.initialize("utf-16")
+	e.open(uri, "ab\n")
+	first := e.inlineAsync(uri, pos{0, 1})
+	call1 := sc.nextCall(t)
+	second := e.inlineAsync(uri, pos{0, 2})
+	if r := waitResult(t, first); r.err != nil || len(r.items) != 0 {
+		t.Fatalf("the superseded request: %+v, %v; want an empty result", r.items, r.err)
+	}
+	select {
+	case <-call1.ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the agent's first nes/suggest was not cancelled")
+	}
+	call2 := sc.nextCall(t)
+	if call2.req.Position.Character != 2 {
+		t.Errorf("second nes/suggest at %+v", call2.req.Position)
+	}
+	// The agent answers both; the first answer is late.
+	sc.answers <- insertAt("old", uri, 0, 1, "x")
+	sc.answers <- insertAt("new", uri, 0, 2, "y")
+	if r := waitResult(t, second); r.err != nil || len(r.items) != 1 || r.items[0].InsertText != "y" {
+		t.Fatalf("the newer request: %+v, %v", r.items, r.err)
+	}
+	e.waitAgent("nes/reject old cancelled", rejectOf("old", acp.UnstableNesRejectReasonCancelled))
+	checkEndedOnce(t, e, "old")
+}

@@ -92,26 +92,30 @@ type Server struct {
 	// (which replays the open documents) never interleave.
 	fwd sync.Mutex
 
-	mu         sync.Mutex
-	state      serverState
-	editorEnc  encoding.Kind
-	init       initializeParams
-	client     clientCaps
-	agent      *acpside.Agent // non-nil once ready
-	agentDone  chan struct{}  // closed when the start attempt ended, ready or not
-	startOnce  sync.Once
-	authAgent  *acpside.Agent // an agent waiting for the user to sign in
-	signingIn  bool           // a sign-in dialog is running
-	launching  bool           // an agent is being started
-	exits      []time.Time    // when the agent exited, within the restart window
-	agentErr   string         // why there is no agent
-	inflight   map[string]context.CancelFunc
-	cursors    map[string]int // the byte offset of each document's last request
-	active     string         // the document the user is in (focus notifications, requests)
-	exited     chan struct{}
-	exitOnce   sync.Once
-	exitCode   int
-	closeAgent sync.Once
+	mu        sync.Mutex
+	state     serverState
+	editorEnc encoding.Kind
+	init      initializeParams
+	client    clientCaps
+	agent     *acpside.Agent // non-nil once ready
+	agentDone chan struct{}  // closed when the start attempt ended, ready or not
+	startOnce sync.Once
+	authAgent *acpside.Agent // an agent waiting for the user to sign in
+	signingIn bool           // a sign-in dialog is running
+	launching bool           // an agent is being started
+	exits     []time.Time    // when the agent exited, within the restart window
+	// suggesting cancels the nes/suggest in flight for each document (suggestingSeq tells whose).
+	suggesting    map[string]context.CancelFunc
+	suggestingSeq map[string]uint64
+	suggestSeq    uint64
+	agentErr      string // why there is no agent
+	inflight      map[string]context.CancelFunc
+	cursors       map[string]int // the byte offset of each document's last request
+	active        string         // the document the user is in (focus notifications, requests)
+	exited        chan struct{}
+	exitOnce      sync.Once
+	exitCode      int
+	closeAgent    sync.Once
 }
 
 // Serve runs the language server on in/out until the editor sends exit or closes the stream. It
@@ -136,14 +140,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		cfg.UserWait = 2 * time.Minute
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Log,
-		docs:      document.NewStore(),
-		inflight:  map[string]context.CancelFunc{},
-		cursors:   map[string]int{},
-		exited:    make(chan struct{}),
-		agentDone: make(chan struct{}),
-		exitCode:  1,
+		cfg:      cfg,
+		log:      cfg.Log,
+		docs:     document.NewStore(),
+		inflight: map[string]context.CancelFunc{},
+		cursors:  map[string]int{},
+
+		suggesting:    map[string]context.CancelFunc{},
+		suggestingSeq: map[string]uint64{},
+		exited:        make(chan struct{}),
+		agentDone:     make(chan struct{}),
+		exitCode:      1,
 	}
 	s.sugs = newTracker(s)
 	s.ed = editorstate.New(editorstate.Limits{})

@@ -54,11 +54,18 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	if want := agent.Context(); want.Any() {
 		params.Context = s.suggestContext(want, req, agentEnc)
 	}
-	sugs, err := agent.Suggest(wait, params)
+	// At most one nes/suggest in flight per document: a newer request supersedes this one.
+	sctx, done := s.inFlight(wait, uri)
+	defer done()
+	sugs, err := agent.Suggest(sctx, params)
 	switch {
 	case errors.Is(err, acpside.ErrCancelled):
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return nil, errCancelled
+		case wait.Err() == nil:
+			s.log.Debug().Str("uri", uri).Msg("nes/suggest superseded by a newer request for the document")
+			return nil, nil
 		}
 		s.log.Warn().Dur("timeout", s.cfg.SuggestTimeout).Msg("nes/suggest timed out")
 		return nil, nil
@@ -131,4 +138,29 @@ func (s *Server) suggestContext(want acpside.ContextWanted, req suggestRequest, 
 			return p
 		},
 	})
+}
+
+// inFlight registers the nes/suggest about to be sent for uri, cancelling the one still in flight
+// for it (whose editor request then gets an empty result, and whose ids, should the agent answer
+// anyway, end as cancelled). done unregisters it.
+func (s *Server) inFlight(ctx context.Context, uri string) (context.Context, func()) {
+	cctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	if prev, ok := s.suggesting[uri]; ok {
+		prev()
+	}
+	s.suggestSeq++
+	seq := s.suggestSeq
+	s.suggesting[uri] = cancel
+	s.suggestingSeq[uri] = seq
+	s.mu.Unlock()
+	return cctx, func() {
+		s.mu.Lock()
+		if s.suggestingSeq[uri] == seq {
+			delete(s.suggesting, uri)
+			delete(s.suggestingSeq, uri)
+		}
+		s.mu.Unlock()
+		cancel()
+	}
 }
