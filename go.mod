@@ -3,13 +3,17 @@ module github.com/acp-lsp-bridge/acp-lsp-bridge
 go 1.26
 
 require (
-	github.com/coder/acp-go-sdk v0.13.5 // indirect
+	github.com/coder/acp-go-sdk v0.13.5
+	github.com/rs/zerolog v1.35.1
+	go.lsp.dev/jsonrpc2 v1.0.1
+	go.lsp.dev/protocol v1.0.1
+	go.lsp.dev/uri v1.0.1
+	go.uber.org/goleak v1.3.0
+)
+
+require (
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/rs/zerolog v1.35.1 // indirect
-	go.lsp.dev/jsonrpc2 v1.0.1 // indirect
-	go.lsp.dev/protocol v1.0.1 // indirect
-	go.lsp.dev/uri v1.0.1 // indirect
 	golang.org/x/sys v0.45.0 // indirect
 )

@@ -3,12 +3,15 @@ package acpside
 import (
 	"io"
 	"log/slog"
-	"os"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
-// TestMain keeps the ACP SDK's connection diagnostics (slog's default logger) out of test output.
+// TestMain keeps the ACP SDK's connection diagnostics (slog's default logger) out of test output,
+// and fails the package when a goroutine outlives its tests: every connection, agent and request
+// must end.
 func TestMain(m *testing.M) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }

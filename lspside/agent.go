@@ -27,7 +27,7 @@ func (s *Server) startAgent(ctx context.Context) { s.launch(ctx, false) }
 // failures to start count as further exits.
 func (s *Server) launch(ctx context.Context, restart bool) {
 	s.mu.Lock()
-	if s.launching {
+	if s.launching || s.ended {
 		s.mu.Unlock()
 		return
 	}
@@ -88,9 +88,16 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 		// The editor keeps working (requests answer empty at once) while the user is asked to
 		// sign in.
 		s.mu.Lock()
+		gone := s.ended
 		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s is waiting for you to sign in.", name)
-		s.authAgent = agent
+		if !gone {
+			s.authAgent = agent
+		}
 		s.mu.Unlock()
+		if gone {
+			agent.Close(ctx)
+			return
+		}
 		s.startEnded()
 		s.log.Info().Str("agent", name).Msg("the agent requires authentication")
 		if s.signIn(ctx, agent, name) {
@@ -125,7 +132,7 @@ func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name str
 	s.log.Info().Str("agent", name).Str("encoding", agent.Encoding().String()).Interface("events", agent.Events()).Msg("agent ready")
 	s.fwd.Lock()
 	s.mu.Lock()
-	shutting := s.state == stateShutdown
+	shutting := s.state == stateShutdown || s.ended
 	dead := false
 	select {
 	case <-agent.Done(): // watchAgent saw it end before it was ours
@@ -220,7 +227,7 @@ func (s *Server) agentFailed(ctx context.Context, msg string, err error) {
 func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name string) {
 	<-agent.Done()
 	s.mu.Lock()
-	shutting := s.state == stateShutdown
+	shutting := s.state == stateShutdown || s.ended
 	ours := s.agent == agent || s.authAgent == agent
 	if ours {
 		s.agent, s.authAgent = nil, nil

@@ -169,7 +169,7 @@ func TestEditorStateMethods(t *testing.T) {
 	e.change(c, 2, rangeChange(pos{0, 1}, pos{0, 1}, "x"))
 	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": b}})
 	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": a}})
-	e.waitMirror(c, "cx\n")
+	e.waitAgent("document/didClose", method(acp.AgentMethodDocumentDidClose))
 
 	if got, want := call("workspace/open_documents", map[string]any{"sessionId": "test-session"}),
 		`{"documents":[{"uri":"file:///work/project/b.go","languageId":"go"},{"uri":"file:///work/project/c.go","languageId":"go"}]}`; got != want {

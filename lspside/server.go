@@ -103,6 +103,7 @@ type Server struct {
 	authAgent *acpside.Agent // an agent waiting for the user to sign in
 	signingIn bool           // a sign-in dialog is running
 	launching bool           // an agent is being started
+	ended     bool           // the editor connection ended: no agent may start or stay
 	exits     []time.Time    // when the agent exited, within the restart window
 	// suggesting cancels the nes/suggest in flight for each document (suggestingSeq tells whose).
 	suggesting    map[string]context.CancelFunc
@@ -171,6 +172,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		}
 	case <-ctx.Done():
 	}
+	s.mu.Lock()
+	s.ended = true // an agent still starting closes itself when it gets there
+	s.mu.Unlock()
 	s.shutdownAgent()
 	s.mu.Lock()
 	defer s.mu.Unlock()

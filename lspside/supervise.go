@@ -31,7 +31,7 @@ func (s *Server) agentExited(ctx context.Context, name string, why error) {
 	}
 	s.exits = append(kept, now)
 	n := len(s.exits)
-	shutting := s.state == stateShutdown
+	shutting := s.state == stateShutdown || s.ended
 	giveUp := n > s.cfg.RestartLimit
 	if giveUp {
 		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s exited %d times in %s (last: %v); the bridge stopped restarting it. "+
