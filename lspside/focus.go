@@ -98,32 +98,17 @@ func (s *Server) focus(ctx context.Context, snap *document.Snapshot, cursor int,
 	if err != nil {
 		pos, _ = translate.OffsetToACP(snap.Mapper, snap.Mapper.LineStart(snap.Mapper.LineOf(cursor)), enc)
 	}
-	// The visible range is whole lines; unknown, it is the cursor's point.
+	// The visible range is whole lines, written as the RFD's example and the openFiles context
+	// write it (character 0 at both ends); unknown, it is the cursor's point.
 	vr := acp.UnstableRange{Start: pos, End: pos}
 	if visible != nil {
 		vr = acp.UnstableRange{Start: acp.UnstablePosition{Line: visible.Start}, End: acp.UnstablePosition{Line: visible.End}}
-		if end, err := translate.OffsetToACP(snap.Mapper, lineEnd(snap.Mapper, visible.End), enc); err == nil {
-			vr.End = end
-		}
 	}
 	if err := agent.DidFocus(ctx, acp.UnstableDidFocusDocumentNotification{
 		Uri: snap.URI, Version: snap.Version, Position: pos, VisibleRange: vr,
 	}); err != nil {
 		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didFocus")
 	}
-}
-
-// lineEnd is the offset of the end of a line's content (before its line break).
-func lineEnd(m *encoding.Mapper, line int) int {
-	if line+1 < m.LineCount() {
-		end := m.LineStart(line + 1)
-		text := m.Text()
-		for end > m.LineStart(line) && (text[end-1] == '\n' || text[end-1] == '\r') {
-			end--
-		}
-		return end
-	}
-	return len(m.Text())
 }
 
 // requestAt records a request's position: a cursor movement for the context, and, when the request
