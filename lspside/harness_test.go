@@ -22,7 +22,7 @@ import (
 // editor is a fake editor talking LSP to an in-process bridge, which talks ACP to an in-process
 // scripted agent, all over pipes.
 type editor struct {
-	t      *testing.T
+	t      testing.TB
 	conn   jsonrpc2.Conn
 	agent  *testagent.Agent
 	exit   chan int
@@ -51,7 +51,7 @@ type harnessOpts struct {
 	agentCfg testagent.Config
 }
 
-func newEditor(t *testing.T, o harnessOpts) *editor {
+func newEditor(t testing.TB, o harnessOpts) *editor {
 	t.Helper()
 	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}, root: "file:///work/project"}
 	cfg := o.cfg

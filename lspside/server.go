@@ -54,6 +54,11 @@ type Config struct {
 	// ClientWait bounds the bridge's own requests to the editor (window/showDocument,
 	// workspace/applyEdit: some editors never answer them); zero means 10 s.
 	ClientWait time.Duration
+	// CoalesceDelay is how long a request that supersedes one still in flight for the same
+	// document waits before asking the agent (a newer one in that time replaces it); zero means
+	// 75 ms (longer than the gap between keys of a fast typist). A request with nothing in flight
+	// is sent at once.
+	CoalesceDelay time.Duration
 	// RestartDelays are the waits before restarting an agent that exited: the first exit waits
 	// RestartDelays[0], and so on, the last repeating; nil means 0.5 s, 1 s, 2 s, 4 s, 8 s.
 	RestartDelays []time.Duration
@@ -130,6 +135,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	}
 	if cfg.ClientWait == 0 {
 		cfg.ClientWait = 10 * time.Second
+	}
+	if cfg.CoalesceDelay == 0 {
+		cfg.CoalesceDelay = 75 * time.Millisecond
 	}
 	if cfg.RestartDelays == nil {
 		cfg.RestartDelays = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}

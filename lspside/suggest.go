@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -54,9 +55,21 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	if want := agent.Context(); want.Any() {
 		params.Context = s.suggestContext(want, req, agentEnc)
 	}
-	// At most one nes/suggest in flight per document: a newer request supersedes this one.
-	sctx, done := s.inFlight(wait, uri)
+	// At most one nes/suggest in flight per document: a newer request supersedes this one. One
+	// that supersedes another waits a moment first, so that a burst of keystrokes asks the agent
+	// once at its end, not once per key.
+	sctx, superseding, done := s.inFlight(wait, uri)
 	defer done()
+	if superseding {
+		select {
+		case <-time.After(s.cfg.CoalesceDelay):
+		case <-sctx.Done():
+			if ctx.Err() != nil {
+				return nil, errCancelled
+			}
+			return nil, nil
+		}
+	}
 	sugs, err := agent.Suggest(sctx, params)
 	switch {
 	case errors.Is(err, acpside.ErrCancelled):
@@ -142,19 +155,20 @@ func (s *Server) suggestContext(want acpside.ContextWanted, req suggestRequest, 
 
 // inFlight registers the nes/suggest about to be sent for uri, cancelling the one still in flight
 // for it (whose editor request then gets an empty result, and whose ids, should the agent answer
-// anyway, end as cancelled). done unregisters it.
-func (s *Server) inFlight(ctx context.Context, uri string) (context.Context, func()) {
+// anyway, end as cancelled); superseding says there was one. done unregisters it.
+func (s *Server) inFlight(ctx context.Context, uri string) (_ context.Context, superseding bool, _ func()) {
 	cctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	if prev, ok := s.suggesting[uri]; ok {
 		prev()
+		superseding = true
 	}
 	s.suggestSeq++
 	seq := s.suggestSeq
 	s.suggesting[uri] = cancel
 	s.suggestingSeq[uri] = seq
 	s.mu.Unlock()
-	return cctx, func() {
+	return cctx, superseding, func() {
 		s.mu.Lock()
 		if s.suggestingSeq[uri] == seq {
 			delete(s.suggesting, uri)
