@@ -90,7 +90,7 @@ func (s *Store) Change(uri string, version int, changes []Change, k encoding.Kin
 	defer s.mu.Unlock()
 	before, ok := s.docs[uri]
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("%w: %s", ErrNotOpen, uri)
+		return nil, nil, nil, ErrNotOpen // the caller names the document
 	}
 	m, applied, err := Apply(before.Mapper, changes, k)
 	if err != nil {
