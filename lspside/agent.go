@@ -343,3 +343,27 @@ func uriPath(u string) string {
 	}
 	return parsed.FsPath()
 }
+
+// endedWithin reports whether an agent's connection ends within d: a request that failed because
+// the agent died may return just before the connection notices.
+func endedWithin(a *acpside.Agent, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-a.Done():
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// sendFailed logs a message the agent could not be sent. Once its connection has ended, every
+// send fails until watchAgent restarts it: those are logged at debug level, not one error per
+// keystroke.
+func (s *Server) sendFailed(agent *acpside.Agent, what string, err error) {
+	if agent != nil && ended(agent) {
+		s.log.Debug().Str("dir", "bridge→agent").Err(err).Msg(what + " (the agent has exited)")
+		return
+	}
+	s.log.Error().Str("dir", "bridge→agent").Err(err).Msg(what)
+}

@@ -59,7 +59,7 @@ func (s *Server) accept(ctx context.Context, id string) error {
 	}
 	s.log.Debug().Str("dir", "bridge→agent").Str("id", id).Msg("nes/accept")
 	if err := agent.Accept(ctx, id); err != nil {
-		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("nes/accept")
+		s.sendFailed(agent, "nes/accept", err)
 	}
 	switch {
 	case l.jump != nil:

@@ -107,7 +107,7 @@ func (s *Server) focus(ctx context.Context, snap *document.Snapshot, cursor int,
 	if err := agent.DidFocus(ctx, acp.UnstableDidFocusDocumentNotification{
 		Uri: snap.URI, Version: snap.Version, Position: pos, VisibleRange: vr,
 	}); err != nil {
-		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didFocus")
+		s.sendFailed(agent, "document/didFocus", err)
 	}
 }
 

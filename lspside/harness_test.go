@@ -49,13 +49,19 @@ type harnessOpts struct {
 	noAgent  bool
 	cfg      lspside.Config
 	agentCfg testagent.Config
+	// quietLog keeps only warnings and errors in the in-memory log (long tests).
+	quietLog bool
 }
 
 func newEditor(t testing.TB, o harnessOpts) *editor {
 	t.Helper()
 	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}, root: "file:///work/project"}
 	cfg := o.cfg
-	cfg.Log = zerolog.New(e.logBuf).Level(zerolog.DebugLevel)
+	level := zerolog.DebugLevel
+	if o.quietLog {
+		level = zerolog.WarnLevel
+	}
+	cfg.Log = zerolog.New(e.logBuf).Level(level)
 	cfg.Version = "test"
 	if !o.noAgent {
 		e.agent = testagent.New(o.agentCfg)

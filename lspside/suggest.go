@@ -85,6 +85,10 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	case acpside.AuthRequired(err):
 		s.needSignIn(context.WithoutCancel(ctx), agent)
 		return nil, nil
+	case err != nil && endedWithin(agent, 200*time.Millisecond):
+		// The agent died with the request: an outage, not an answer. watchAgent restarts it.
+		s.log.Warn().Str("dir", "agent→bridge").Err(err).Msg("nes/suggest: the agent exited before answering")
+		return nil, nil
 	case err != nil:
 		s.log.Error().Str("dir", "agent→bridge").Err(err).Msg("nes/suggest failed")
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "the agent failed: %v", err)

@@ -29,7 +29,7 @@ func (t *tracker) reject(ctx context.Context, agent *acpside.Agent, id string, r
 	}
 	t.s.log.Debug().Str("dir", "bridge→agent").Str("id", id).Str("reason", string(reason)).Msg("nes/reject")
 	if err := agent.Reject(ctx, id, reason); err != nil {
-		t.s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("nes/reject")
+		t.s.sendFailed(agent, "nes/reject", err)
 	}
 }
 
@@ -46,7 +46,7 @@ func (t *tracker) end(ctx context.Context, agent *acpside.Agent, l *live, reason
 	}
 	t.s.log.Debug().Str("dir", "bridge→agent").Str("id", l.id).Msg("nes/accept for a suggestion applied without its accept command")
 	if err := agent.Accept(ctx, l.id); err != nil {
-		t.s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("nes/accept")
+		t.s.sendFailed(agent, "nes/accept", err)
 	}
 }
 

@@ -80,7 +80,7 @@ func (s *Server) sendDidOpen(ctx context.Context, agent *acpside.Agent, snap *do
 		Uri: snap.URI, LanguageId: lang, Version: snap.Version, Text: snap.Text(),
 	})
 	if err != nil {
-		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didOpen")
+		s.sendFailed(agent, "document/didOpen", err)
 	}
 }
 
@@ -127,7 +127,7 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	if err := agent.DidChange(ctx, acp.UnstableDidChangeDocumentNotification{
 		Uri: uri, Version: after.Version, ContentChanges: acpChanges,
 	}); err != nil {
-		s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didChange")
+		s.sendFailed(agent, "document/didChange", err)
 	}
 	return nil
 }
@@ -164,7 +164,7 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	s.sugs.documentClosed(ctx, agent, uri)
 	if agent != nil && agent.Events().DidClose {
 		if err := agent.DidClose(ctx, acp.UnstableDidCloseDocumentNotification{Uri: uri}); err != nil {
-			s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didClose")
+			s.sendFailed(agent, "document/didClose", err)
 		}
 	}
 	return nil
@@ -182,7 +182,7 @@ func (s *Server) didSave(ctx context.Context, raw json.RawMessage) error {
 	}
 	if agent := s.currentAgent(); agent != nil && agent.Events().DidSave {
 		if err := agent.DidSave(ctx, acp.UnstableDidSaveDocumentNotification{Uri: uri}); err != nil {
-			s.log.Error().Str("dir", "bridge→agent").Err(err).Msg("document/didSave")
+			s.sendFailed(agent, "document/didSave", err)
 		}
 	}
 	return nil
