@@ -3,6 +3,8 @@ package lspside
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -82,12 +84,10 @@ func (s *Server) showDocument(ctx context.Context, loc location) {
 		return
 	}
 	sel := translate.RangeToLSP(r)
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.ClientWait)
-	defer cancel()
 	var res struct {
 		Success bool `json:"success"`
 	}
-	if _, err := s.conn.Call(cctx, "window/showDocument", translate.ShowDocumentParams{URI: loc.uri, TakeFocus: true, Selection: &sel}, &res); err != nil {
+	if err := s.callEditor(ctx, s.cfg.ClientWait, "window/showDocument", translate.ShowDocumentParams{URI: loc.uri, TakeFocus: true, Selection: &sel}, &res); err != nil {
 		s.log.Warn().Str("dir", "bridge→editor").Err(err).Msg("window/showDocument")
 	} else if !res.Success {
 		s.log.Info().Str("uri", loc.uri).Msg("the editor could not show the document")
@@ -180,13 +180,11 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 		if err != nil {
 			return err
 		}
-		cctx, cancel := context.WithTimeout(ctx, s.cfg.ClientWait)
-		defer cancel()
 		var res struct {
 			Applied       bool   `json:"applied"`
 			FailureReason string `json:"failureReason"`
 		}
-		if _, err := s.conn.Call(cctx, "workspace/applyEdit", map[string]any{"label": best.title, "edit": we}, &res); err != nil || !res.Applied {
+		if err := s.callEditor(ctx, s.cfg.ClientWait, "workspace/applyEdit", map[string]any{"label": best.title, "edit": we}, &res); err != nil || !res.Applied {
 			s.log.Warn().Err(err).Str("reason", res.FailureReason).Msg("workspace/applyEdit was not applied; the suggestion stays live")
 			return nil
 		}
@@ -244,20 +242,12 @@ func (s *Server) ask(ctx context.Context, typ protocol.MessageType, question str
 	for i, o := range options {
 		actions[i] = map[string]string{"title": o}
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.UserWait)
-	defer cancel()
 	var res *struct {
 		Title string `json:"title"`
 	}
-	id, err := s.conn.Call(cctx, "window/showMessageRequest", map[string]any{
+	if err := s.callEditor(ctx, s.cfg.UserWait, "window/showMessageRequest", map[string]any{
 		"type": typ, "message": question, "actions": actions,
-	}, &res)
-	if err != nil {
-		if cctx.Err() != nil {
-			if nerr := s.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": idValue(id)}); nerr != nil {
-				s.log.Debug().Err(nerr).Msg("$/cancelRequest to the editor")
-			}
-		}
+	}, &res); err != nil {
 		return "", err
 	}
 	if res == nil {
@@ -278,4 +268,26 @@ func idValue(id jsonrpc2.ID) any {
 	}
 	str, _ := id.StringValue()
 	return str
+}
+
+// callEditor sends a request to the editor and waits at most wait for its answer: some editors
+// never answer some requests (workspace/applyEdit, window/showMessageRequest). When the wait is
+// over, or ctx ends, the editor is told to drop the request ($/cancelRequest) and the error says
+// which request went unanswered.
+func (s *Server) callEditor(ctx context.Context, wait time.Duration, method string, params, result any) error {
+	cctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	id, err := s.conn.Call(cctx, method, params, result)
+	if err == nil {
+		return nil
+	}
+	if cctx.Err() != nil {
+		if nerr := s.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": idValue(id)}); nerr != nil {
+			s.log.Debug().Err(nerr).Msg("$/cancelRequest to the editor")
+		}
+		if ctx.Err() == nil {
+			return fmt.Errorf("the editor did not answer %s within %s", method, wait)
+		}
+	}
+	return fmt.Errorf("%s: %w", method, err)
 }

@@ -157,15 +157,13 @@ func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) 
 	if err != nil {
 		return nil, fsError(p.Path, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.ClientWait)
-	defer cancel()
 	var res struct {
 		Applied       bool   `json:"applied"`
 		FailureReason string `json:"failureReason"`
 	}
 	label := "Agent writes " + filepath.Base(resolved)
-	if _, err := s.conn.Call(cctx, "workspace/applyEdit", map[string]any{"label": label, "edit": edit}, &res); err != nil {
-		return nil, acp.NewInternalError(map[string]any{"path": p.Path, "error": "the editor did not apply the write: " + err.Error()})
+	if err := s.callEditor(ctx, s.cfg.ClientWait, "workspace/applyEdit", map[string]any{"label": label, "edit": edit}, &res); err != nil {
+		return nil, acp.NewInternalError(map[string]any{"path": p.Path, "error": "the write was not applied: " + err.Error()})
 	}
 	if !res.Applied {
 		reason := strings.TrimSpace(res.FailureReason)

@@ -43,6 +43,7 @@ type editor struct {
 	cancels   []json.RawMessage // $/cancelRequest from the bridge
 	starts    int               // agents started
 	kill      func()            // ends the connection to the current agent, as a crash would
+	silent    map[string]bool   // requests this editor never answers
 }
 
 type harnessOpts struct {
@@ -95,7 +96,17 @@ func newEditor(t testing.TB, o harnessOpts) *editor {
 		srvOutW.Close()
 	}()
 	e.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(pipeRWC{srvOutR, srvInW}))
+	never := make(chan struct{})
+	t.Cleanup(func() { close(never) })
 	e.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		e.mu.Lock()
+		silent := e.silent[req.Method()]
+		e.mu.Unlock()
+		if silent && req.IsCall() {
+			jsonrpc2.Async(ctx) // some editors never answer some requests
+			<-never
+			return nil, nil
+		}
 		if req.Method() == "window/showMessageRequest" {
 			jsonrpc2.Async(ctx) // the user thinks; the editor keeps working
 			var p struct {
