@@ -69,3 +69,27 @@ func TestBinaryRestartsAKilledAgent(t *testing.T) {
 		t.Errorf("%d agent processes after the restart, want 1", n)
 	}
 }
+
+// TestBinaryKilledTakesTheAgentAlong: when the bridge itself is killed (SIGKILL, no chance to clean
+// up), its agent does not outlive it.
+func TestBinaryKilledTakesTheAgentAlong(t *testing.T) {
+	_, agent := binaries(t)
+	dir := t.TempDir()
+	agentLog := filepath.Join(dir, "agent.jsonl")
+	b := startBridge(t)
+	if err := b.call("initialize", map[string]any{
+		"processId": os.Getpid(), "rootUri": "file://" + dir, "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"agent": map[string]any{"command": agent, "args": []string{"--log", agentLog}}},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.notify("initialized", map[string]any{})
+	waitAgentLog(t, agentLog, "nes/start")
+	if n := len(agentPIDs(agent)); n != 1 {
+		t.Fatalf("%d agent processes, want 1", n)
+	}
+	if err := b.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitAgentGone(t, agent)
+}
