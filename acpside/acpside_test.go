@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -119,10 +120,15 @@ func fakeAgent(t *testing.T, before []string) (*Agent, *testutil.SyncBuffer) {
 }
 
 // TestJunkFromTheAgentIsDroppedAndLogged: lines that are not JSON and a line over 8 MiB are
-// dropped with a log line; the connection survives and the next message is read.
+// dropped with a log line; the connection survives and the next message is read. Repeated junk is
+// counted, not logged line by line: the rest is reported when the connection ends.
 func TestJunkFromTheAgentIsDroppedAndLogged(t *testing.T) {
 	huge := `{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("a", 9<<20) + `"}`
-	a, log := fakeAgent(t, []string{"Starting agent v1.2 ...", huge, "", "{not json"})
+	junk := []string{"Starting agent v1.2 ...", huge, "", "{not json"}
+	for i := range 100 {
+		junk = append(junk, fmt.Sprintf("progress %d%%", i))
+	}
+	a, log := fakeAgent(t, junk)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := a.Initialize(ctx); err != nil {
@@ -132,8 +138,109 @@ func TestJunkFromTheAgentIsDroppedAndLogged(t *testing.T) {
 		t.Errorf("encoding %s", a.Encoding())
 	}
 	l := log.String()
-	if strings.Count(l, "not JSON") != 2 || !strings.Contains(l, "longer than 8 MiB") {
+	if strings.Count(l, "not JSON") != 1 || !strings.Contains(l, `"line":"Starting agent v1.2 ..."`) || !strings.Contains(l, "longer than 8 MiB") || !strings.Contains(l, `"bytes":9437226`) {
 		t.Errorf("log:\n%.2000s", l)
+	}
+	a.Close(context.Background())
+	l = log.String()
+	if strings.Count(l, "not JSON") != 2 || !strings.Contains(l, `"fault":"not-json","repeats":101,`) {
+		t.Errorf("after the connection ended, the log does not count the 101 repeats once:\n%.2000s", l)
+	}
+}
+
+// TestFaultLogOncePerKind: a fault is logged when it first happens; the repeats only when a
+// minute has passed since, or at the end; each method of unknown messages apart, up to a bound.
+func TestFaultLogOncePerKind(t *testing.T) {
+	var buf testutil.SyncBuffer
+	f := newFaultLog(zerolog.New(&buf))
+	f.every = 50 * time.Millisecond
+	for range 10 {
+		f.note(zerolog.WarnLevel, faultNotJSON, "", "junk", nil)
+		f.note(zerolog.WarnLevel, faultUnknownNotification, "a/b", "unknown", nil)
+	}
+	if n := strings.Count(buf.String(), "\n"); n != 2 {
+		t.Errorf("%d lines for 2 kinds of fault:\n%s", n, buf.String())
+	}
+	time.Sleep(60 * time.Millisecond)
+	f.note(zerolog.WarnLevel, faultNotJSON, "", "junk", nil)
+	if !strings.Contains(buf.String(), `"fault":"not-json","repeats":10,`) {
+		t.Errorf("no report of the repeats after the interval:\n%s", buf.String())
+	}
+	f.flush()
+	f.flush()
+	if n := strings.Count(buf.String(), "\n"); n != 4 || !strings.Contains(buf.String(), `"method":"a/b","repeats":9,`) {
+		t.Errorf("after flush:\n%s", buf.String())
+	}
+	before := strings.Count(buf.String(), "\n")
+	for i := range 2 * maxFaultKinds {
+		f.note(zerolog.WarnLevel, faultUnknownRequest, fmt.Sprint("m", i), "unknown", nil)
+	}
+	if n := strings.Count(buf.String(), "\n") - before; n > maxFaultKinds {
+		t.Errorf("%d lines for agent-made method names, want at most %d", n, maxFaultKinds)
+	}
+}
+
+// TestBadAnswersEndTheirRequests: an answer the SDK could not read (an error object of the wrong
+// type, or a line over 8 MiB) ends its request at once with an error, instead of at its timeout;
+// unknown notifications and requests from the agent are logged once per method; the SDK logs
+// nothing for any of it.
+func TestBadAnswersEndTheirRequests(t *testing.T) {
+	var log testutil.SyncBuffer
+	toAgentR, toAgentW := io.Pipe()
+	fromAgentR, fromAgentW := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(toAgentR)
+		sc.Buffer(nil, 1<<20)
+		n := 0
+		for sc.Scan() {
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			_ = json.Unmarshal(sc.Bytes(), &msg)
+			if msg.Method != "nes/suggest" {
+				continue
+			}
+			n++
+			for range 3 {
+				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","method":"weird/notice"}`+"\n")
+				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","id":"w`+strconv.Itoa(n)+`","method":"weird/request"}`+"\n")
+				_, _ = io.WriteString(fromAgentW, `[1,2,3]`+"\n")
+			}
+			switch n {
+			case 1:
+				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":"no"}`+"\n")
+			case 2:
+				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"suggestions":[{"kind":"edit","id":"x","edits":[],"pad":"`+strings.Repeat("a", 9<<20)+`"}]}}`+"\n")
+			default:
+				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"suggestions":[]}}`+"\n")
+			}
+		}
+		fromAgentW.Close()
+	}()
+	a := Connect(fromAgentR, toAgentW, Options{Log: zerolog.New(&log)})
+	for i, want := range []string{"not a valid JSON-RPC response", "longer than the bridge reads", ""} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sugs, err := a.Suggest(ctx, acp.UnstableSuggestNesRequest{Uri: "file:///a"})
+		cancel()
+		if want == "" && (err != nil || len(sugs) != 0) || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("answer %d: %v %v, want an error saying %q", i+1, sugs, err, want)
+		}
+	}
+	a.Close(context.Background())
+	l := log.String()
+	for _, want := range []string{
+		`"fault":"unknown-notification","method":"weird/notice","message"`,
+		`"fault":"unknown-notification","method":"weird/notice","repeats":8,`,
+		`"fault":"unknown-request","method":"weird/request","message"`,
+		`"fault":"unknown-request","method":"weird/request","repeats":8,`,
+		`"fault":"not-jsonrpc","error":"an array, not a JSON object"`,
+		`"fault":"not-jsonrpc","repeats":9,`,
+		`"fault":"too-long","bytes":`,
+	} {
+		if strings.Count(l, want) != 1 {
+			t.Errorf("the log does not say once %s:\n%.3000s", want, l)
+		}
 	}
 }
 
@@ -176,6 +283,27 @@ func TestDecodeSuggestionsKeepsTheGoodOnes(t *testing.T) {
 	}
 	if sugs[0].Edit == nil || sugs[0].Edit.Edits[0].NewText != "x" || sugs[1].Jump == nil || sugs[1].Jump.Position.Character != 2 {
 		t.Errorf("decoded %+v %+v", sugs[0].Edit, sugs[1].Jump)
+	}
+	// Invalid UTF-8 in a string, a kind that is not a string, an id repeated in the answer: each
+	// is dropped, with an id to end it by when it has one of its own.
+	sugs, err = DecodeSuggestions(json.RawMessage("{\"suggestions\":[" +
+		`{"kind":"edit","id":"u","uri":"file:///a","edits":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"newText":"x` + "\xff\xfe" + `"}]},` +
+		`{"kind":["edit"],"id":"k"},` +
+		`{"kind":"jump","id":"d","uri":"file:///a","position":{"line":1,"character":2}},` +
+		`{"kind":"jump","id":"d","uri":"file:///a","position":{"line":3,"character":4}}` +
+		"]}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, s := range sugs {
+		got = append(got, s.ID+":"+s.Kind+":"+strconv.FormatBool(s.Problem == ""))
+	}
+	if want := "u:edit:false k::false d:jump:true :jump:false"; strings.Join(got, " ") != want {
+		t.Errorf("got %v, want %s", got, want)
+	}
+	if !strings.Contains(sugs[0].Problem, "UTF-8") || sugs[2].Jump.Position.Line != 1 || !strings.Contains(sugs[3].Problem, `"d" appears earlier`) {
+		t.Errorf("problems %q, first d at %v", []string{sugs[0].Problem, sugs[3].Problem}, sugs[2].Jump.Position)
 	}
 	if _, err := DecodeSuggestions(json.RawMessage(`{"suggestions":{}}`)); err == nil {
 		t.Error("a result whose suggestions is not a list is an error")

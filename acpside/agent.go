@@ -33,8 +33,12 @@ type Options struct {
 	// EditorState advertises workspace/open_documents, workspace/recent_documents and
 	// workspace/active_document (the editor-state proposal), which Handler must answer.
 	EditorState bool
-	// Handler answers the agent's requests to the client; nil answers "method not found".
+	// Handler answers the agent's requests to the client; nil answers "method not found". It
+	// receives only the notifications listed in Notifications.
 	Handler acp.MethodHandler
+	// Notifications are the methods of the notifications from the agent that Handler takes; any
+	// other notification is dropped before the SDK, logged once per method.
+	Notifications []string
 	// Late receives the suggestions of a nes/suggest that the bridge gave up on (cancelled) but
 	// that the agent answered anyway, so that their ids can still end.
 	Late func([]Suggestion)
@@ -125,13 +129,25 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	a := &Agent{opts: opts, log: opts.Log, out: w, in: r, enc: encoding.UTF16}
 	a.tap = newWireTap(opts.Log, a.lateResult)
 	a.tap.trace = opts.Trace
+	for _, m := range opts.Notifications {
+		a.tap.notifications[m] = true
+	}
 	pr, pw := io.Pipe()
 	go a.tap.pump(r, pw)
-	handler := opts.Handler
-	if handler == nil {
-		handler = func(_ context.Context, method string, _ json.RawMessage) (any, *acp.RequestError) {
+	inner := opts.Handler
+	if inner == nil {
+		inner = func(_ context.Context, method string, _ json.RawMessage) (any, *acp.RequestError) {
 			return nil, acp.NewMethodNotFound(method)
 		}
+	}
+	// The SDK answers a request the bridge does not implement without a word: log it, once per
+	// method.
+	handler := func(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+		res, err := inner(ctx, method, params)
+		if err != nil && err.Code == acp.NewMethodNotFound("").Code {
+			a.tap.faults.note(zerolog.WarnLevel, faultUnknownRequest, method, "the agent sent a request the bridge does not implement; answered method not found", nil)
+		}
+		return res, err
 	}
 	// The SDK's own diagnostics go to slog's default logger, which main points at the bridge's
 	// log: Connection.SetLogger races with the goroutines NewConnection has already started.
@@ -452,8 +468,14 @@ func (a *Agent) Close(ctx context.Context) {
 	if a.proc != nil {
 		a.proc.stop(2 * time.Second)
 		_ = a.in.Close()
-		return
+	} else {
+		_ = a.out.Close()
+		_ = a.in.Close()
 	}
-	_ = a.out.Close()
-	_ = a.in.Close()
+	// The faults of the agent's last moments are logged before Close returns.
+	select {
+	case <-a.tap.done:
+	case <-time.After(time.Second):
+	}
+	a.tap.faults.flush()
 }

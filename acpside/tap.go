@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
+	acp "github.com/coder/acp-go-sdk"
 	"github.com/rs/zerolog"
 )
 
@@ -19,9 +22,15 @@ const maxLine = 8 << 20
 // wireTap sits on both pipes of the agent connection, line by line. It lets the bridge learn the
 // JSON-RPC id under which a nes/suggest went out, and see the answer to a request the bridge has
 // already given up on (the SDK drops those silently), so that the suggestion ids in it still end.
-// It also keeps lines that are not JSON away from the SDK.
+// It also keeps away from the SDK what the SDK would log an error for every time, or choke on:
+// lines that are not JSON, JSON that is not a JSON-RPC message, lines over maxLine, and
+// notifications the bridge does not take. Each kind of fault is logged once (faultLog).
 type wireTap struct {
-	log zerolog.Logger
+	log    zerolog.Logger
+	faults *faultLog
+	// notifications are the methods of the notifications from the agent that the handler takes.
+	notifications map[string]bool
+	done          chan struct{} // closed when pump has ended
 
 	mu       sync.Mutex
 	capture  chan<- string    // receives the id of the next outgoing nes/suggest
@@ -32,7 +41,10 @@ type wireTap struct {
 }
 
 func newWireTap(log zerolog.Logger, late func(raw []byte)) *wireTap {
-	return &wireTap{log: log, tracked: map[string]bool{}, answered: map[string]bool{}, late: late}
+	return &wireTap{
+		log: log, faults: newFaultLog(log), notifications: map[string]bool{}, done: make(chan struct{}),
+		tracked: map[string]bool{}, answered: map[string]bool{}, late: late,
+	}
 }
 
 // tapWriter sees every message the SDK writes to the agent (one Write per message).
@@ -127,47 +139,86 @@ func (t *wireTap) forget(id string) {
 	t.mu.Unlock()
 }
 
-// pump copies the agent's stdout to the SDK line by line, dropping lines that are not JSON or are
-// too long, and diverting answers to abandoned requests.
+// pump copies the agent's stdout to the SDK line by line, dropping lines that are not JSON-RPC
+// messages or are too long, and diverting answers to abandoned requests.
 func (t *wireTap) pump(r io.Reader, w *io.PipeWriter) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var long bool
 	var buf []byte
+	// While long, the rest of a line longer than maxLine is counted and skipped.
+	var long bool
+	var longBytes int
+	var longID, longStart string
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if !long {
-				buf = append(buf, chunk...)
-				if len(buf) > maxLine {
-					if t.trace != nil {
-						t.trace("agent→bridge", []byte(fmt.Sprintf("(a line longer than 8 MiB, dropped; it began: %.200s)", buf)))
-					}
-					t.log.Error().Str("dir", "agent→bridge").Int("bytes", len(buf)).Msg("dropping a line longer than 8 MiB from the agent")
-					long, buf = true, nil
-				}
+		full := errors.Is(err, bufio.ErrBufferFull)
+		var line []byte
+		switch {
+		case long:
+			longBytes += len(chunk)
+		case len(buf) == 0 && !full:
+			line = chunk
+		default:
+			buf = append(buf, chunk...)
+			line = buf
+			if len(buf) > maxLine {
+				long, longBytes = true, len(buf)
+				longID = answerID(buf[:64<<10])
+				longStart = preview(buf)
+				buf, line = nil, nil
 			}
+		}
+		if full {
 			continue
 		}
-		if err != nil && len(chunk) == 0 && len(buf) == 0 {
-			_ = w.CloseWithError(err)
-			return
-		}
-		line := chunk
-		if len(buf) > 0 {
-			line = append(buf, chunk...)
-		}
+		// A line ended, or the stream did.
 		if long {
-			long, buf = false, nil
-		} else {
+			n := longBytes - (len(chunk) - len(bytes.TrimRight(chunk, "\r\n")))
+			t.dropLong(n, longID, longStart, w)
+			long, longBytes, longID, longStart = false, 0, "", ""
+		} else if len(line) > 0 {
 			t.incoming(bytes.TrimRight(line, "\r\n"), w)
-			buf = buf[:0]
 		}
+		buf = buf[:0]
 		if err != nil {
+			t.faults.flush()
 			_ = w.CloseWithError(err)
+			close(t.done)
 			return
 		}
 	}
 }
+
+// envelope is a JSON-RPC message as the SDK reads it.
+type envelope struct {
+	ID     *json.RawMessage  `json:"id"`
+	Method string            `json:"method"`
+	Params json.RawMessage   `json:"params"`
+	Result json.RawMessage   `json:"result"`
+	Error  *acp.RequestError `json:"error"`
+}
+
+func (e *envelope) check() error {
+	if e.ID != nil {
+		if err := checkID(*e.ID); err != nil {
+			return err
+		}
+	}
+	if e.ID == nil && e.Method == "" {
+		return errors.New("neither a method nor an id")
+	}
+	return nil
+}
+
+// checkID accepts the ids JSON-RPC allows (a string or a number; null reads as no id).
+func checkID(raw json.RawMessage) error {
+	b := bytes.TrimSpace(raw)
+	if len(b) > 0 && (b[0] == '"' || b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
+		return nil
+	}
+	return fmt.Errorf("the id %.40s is not a string or a number", b)
+}
+
+const cancelRequest = "$/cancel_request"
 
 func (t *wireTap) incoming(line []byte, w io.Writer) {
 	if len(bytes.TrimSpace(line)) == 0 {
@@ -177,33 +228,138 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 		t.trace("agent→bridge", line)
 	}
 	if !json.Valid(line) {
-		t.log.Error().Str("dir", "agent→bridge").Str("line", preview(line)).Msg("agent wrote a line that is not JSON; ignored")
+		t.faults.note(zerolog.WarnLevel, faultNotJSON, "", "agent wrote a line that is not JSON; ignored", func(e *zerolog.Event) *zerolog.Event {
+			return e.Str("line", preview(line))
+		})
 		return
 	}
-	var head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Result json.RawMessage `json:"result"`
+	var env envelope
+	var err error
+	if kind := jsonKind(line); kind != "an object" {
+		err = fmt.Errorf("%s, not a JSON object", kind)
+	} else if err = json.Unmarshal(line, &env); err == nil {
+		err = env.check()
 	}
-	if json.Unmarshal(line, &head) == nil && head.Method == "" && len(head.ID) > 0 {
-		id := string(bytes.TrimSpace(head.ID))
-		t.mu.Lock()
-		abandoned, ok := t.tracked[id]
-		if ok {
-			delete(t.tracked, id)
-			if !abandoned {
-				t.answered[id] = true
+	if err != nil {
+		// Never the line itself: it may carry document text. An answer the SDK cannot read
+		// still ends its request, with an error, rather than leaving it to time out.
+		id := answerID(line)
+		t.faults.note(zerolog.WarnLevel, faultNotJSONRPC, "", "agent wrote JSON that is not a JSON-RPC message; ignored", func(e *zerolog.Event) *zerolog.Event {
+			e = e.AnErr("error", err)
+			if id != "" {
+				e = e.Str("id", id).Bool("answeredWithError", true)
 			}
+			return e
+		})
+		if id != "" {
+			t.answer(id, errorAnswer(id, "the agent's answer is not a valid JSON-RPC response: "+err.Error()), nil, w)
 		}
-		t.mu.Unlock()
-		if ok && abandoned {
-			if len(head.Result) > 0 && t.late != nil {
-				t.late(head.Result)
-			}
-			return
+		return
+	}
+	switch {
+	case env.Method == "":
+		t.answer(string(bytes.TrimSpace(*env.ID)), line, env.Result, w)
+		return
+	case env.ID == nil && env.Method != cancelRequest && !t.notifications[env.Method]:
+		// The SDK would log an error for each; ACP asks to ignore unknown extension notifications
+		// ("_" methods), so those are logged at debug level.
+		level := zerolog.WarnLevel
+		if strings.HasPrefix(env.Method, "_") {
+			level = zerolog.DebugLevel
 		}
+		t.faults.note(level, faultUnknownNotification, env.Method, "the agent sent a notification the bridge does not take; ignored", nil)
+		return
+	}
+	if !utf8.Valid(line) {
+		t.faults.note(zerolog.WarnLevel, faultInvalidUTF8, env.Method, "the agent sent a message that is not valid UTF-8; each bad byte reads as U+FFFD", nil)
 	}
 	_, _ = w.Write(append(line, '\n'))
+}
+
+// answer passes the answer to request id on to the SDK, or, when the request was abandoned, its
+// result to late.
+func (t *wireTap) answer(id string, line []byte, result json.RawMessage, w io.Writer) {
+	t.mu.Lock()
+	abandoned, ok := t.tracked[id]
+	if ok {
+		delete(t.tracked, id)
+		if !abandoned {
+			t.answered[id] = true
+		}
+	}
+	t.mu.Unlock()
+	if ok && abandoned {
+		if len(result) > 0 && t.late != nil {
+			t.late(result)
+		}
+		return
+	}
+	_, _ = w.Write(append(line, '\n'))
+}
+
+// dropLong drops a line of n bytes, longer than maxLine. When it was an answer, its request ends
+// now, with an error, rather than at its timeout.
+func (t *wireTap) dropLong(n int, id, start string, w io.Writer) {
+	if t.trace != nil {
+		t.trace("agent→bridge", fmt.Appendf(nil, "(a line of %d bytes, longer than 8 MiB, dropped; it began: %s)", n, start))
+	}
+	t.faults.note(zerolog.ErrorLevel, faultTooLong, "", "dropping a line longer than 8 MiB from the agent", func(e *zerolog.Event) *zerolog.Event {
+		e = e.Int("bytes", n)
+		if id != "" {
+			e = e.Str("id", id).Bool("answeredWithError", true)
+		}
+		return e
+	})
+	if id != "" {
+		t.answer(id, errorAnswer(id, fmt.Sprintf("the agent's answer was %d bytes, longer than the bridge reads (8 MiB)", n)), nil, w)
+	}
+}
+
+// errorAnswer is a JSON-RPC error answer to request id, from the bridge in the agent's place.
+func errorAnswer(id, msg string) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string            `json:"jsonrpc"`
+		ID      json.RawMessage   `json:"id"`
+		Error   *acp.RequestError `json:"error"`
+	}{"2.0", json.RawMessage(id), &acp.RequestError{Code: -32603, Message: msg}})
+	return b
+}
+
+// answerID returns the id of an answer (a message with "result" or "error" and no "method") read
+// from the start of a line, as far as it is readable; "" when it is not one or has no usable id.
+func answerID(p []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	var id string
+	var isAnswer bool
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var raw json.RawMessage
+		if key == "method" {
+			return ""
+		}
+		if key == "result" || key == "error" {
+			isAnswer = true
+		}
+		if dec.Decode(&raw) != nil {
+			break // the rest of a line that was cut, or not readable
+		}
+		if key == "id" {
+			if checkID(raw) != nil {
+				return ""
+			}
+			id = string(bytes.TrimSpace(raw))
+		}
+	}
+	if !isAnswer {
+		return ""
+	}
+	return id
 }
 
 func preview(b []byte) string {

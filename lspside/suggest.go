@@ -116,8 +116,9 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 			s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
 			continue
 		}
-		s.sugs.add(ctx, agent, l)
-		out = append(out, l)
+		if s.sugs.add(ctx, agent, l) {
+			out = append(out, l)
+		}
 	}
 	if stale && len(sugs) > 0 {
 		s.log.Debug().Str("uri", uri).Int("version", req.snap.Version).Msg("answer for an old version dropped")

@@ -50,17 +50,21 @@ func (t *tracker) end(ctx context.Context, agent *acpside.Agent, l *live, reason
 	}
 }
 
-// add records a new live suggestion. An id that is still live is ended first as replaced: ids must
-// be unique.
-func (t *tracker) add(ctx context.Context, agent *acpside.Agent, l *live) {
+// add records a new live suggestion and reports whether it may be shown. An id that is still live
+// (the agent reused it, say for another document) is refused: the editor may still show the earlier
+// suggestion under that id, and its accept must not accept the newcomer. The id ends once, with the
+// earlier suggestion.
+func (t *tracker) add(ctx context.Context, agent *acpside.Agent, l *live) bool {
 	t.mu.Lock()
 	_, dup := t.by[l.id]
-	t.by[l.id] = l
+	if !dup {
+		t.by[l.id] = l
+	}
 	t.mu.Unlock()
 	if dup {
-		t.s.log.Warn().Str("id", l.id).Msg("the agent reused a suggestion id that is still live; the earlier one is ended as replaced")
-		t.reject(ctx, agent, l.id, acp.UnstableNesRejectReasonReplaced)
+		t.s.log.Warn().Str("id", l.id).Msg("the agent reused a suggestion id that is still live; the new suggestion is not shown")
 	}
+	return !dup
 }
 
 // isLive reports whether a suggestion has not ended.

@@ -861,6 +861,8 @@ func (t *doctorLogTap) Write(p []byte) (int, error) {
 		Message string `json:"message"`
 		Status  string `json:"status"`
 		Line    string `json:"line"`
+		Fault   string `json:"fault"`
+		Repeats int    `json:"repeats"`
 	}
 	if json.Unmarshal(p, &e) == nil {
 		switch {
@@ -874,10 +876,15 @@ func (t *doctorLogTap) Write(p []byte) (int, error) {
 			t.mu.Unlock()
 		case e.Dir == "agent→bridge" && strings.Contains(e.Message, "not JSON"):
 			t.mu.Lock()
-			if t.notJSON == 0 {
-				t.firstBad = e.Line
+			switch {
+			case e.Repeats > 0: // the agent side logs a fault once, then counts it
+				t.notJSON += e.Repeats
+			default:
+				if t.notJSON == 0 {
+					t.firstBad = e.Line
+				}
+				t.notJSON++
 			}
-			t.notJSON++
 			t.mu.Unlock()
 		case e.Message == "agent exited" && e.Status != "":
 			t.exitOnce.Do(func() {

@@ -502,7 +502,8 @@ func TestDoctorLogTap(t *testing.T) {
 		log.Info().Str("dir", "agent stderr").Msgf("line %d", i)
 	}
 	log.Error().Str("dir", "agent→bridge").Str("line", "Welcome!").Msg("agent wrote a line that is not JSON; ignored")
-	log.Error().Str("dir", "agent→bridge").Str("line", "loading").Msg("agent wrote a line that is not JSON; ignored")
+	// The agent side logs the first bad line, then counts the others in a summary line.
+	log.Warn().Str("dir", "agent→bridge").Str("fault", "not-json").Int("repeats", 2).Msg("agent wrote a line that is not JSON; ignored (2 more times)")
 	log.Info().Int("pid", 7).Str("status", "exit status 3").Msg("agent exited")
 	tail := tap.stderrTail()
 	if len(tail) != doctorStderrLines || tail[0] != "line 2" || tail[len(tail)-1] != "line 21" {
@@ -511,7 +512,7 @@ func TestDoctorLogTap(t *testing.T) {
 	if s := tap.waitExit(time.Second); s != "exit status 3" {
 		t.Errorf("exit status %q", s)
 	}
-	if w := tap.stdoutWarning(); w != `the agent wrote 2 lines to stdout that are not JSON (ignored), the first: "Welcome!"` {
+	if w := tap.stdoutWarning(); w != `the agent wrote 3 lines to stdout that are not JSON (ignored), the first: "Welcome!"` {
 		t.Errorf("stdout warning %q", w)
 	}
 	if n := strings.Count(fwd.String(), "\n"); n != doctorStderrLines+5 {

@@ -49,6 +49,12 @@ type Config struct {
 	Suggest func(ctx context.Context, req acp.UnstableSuggestNesRequest, doc string) (any, *acp.RequestError)
 	// Log receives one JSON line per received message.
 	Log io.Writer
+	// Fault makes the agent misbehave on purpose, for the bridge's robustness tests: one of the
+	// modes in Faults ("" behaves).
+	Fault string
+	// Exit ends the process for the "exit" fault; nil calls os.Exit. Should it return, the
+	// agent answers as usual.
+	Exit func(code int)
 }
 
 // Message is one received message.
@@ -62,6 +68,7 @@ type Agent struct {
 	cfg  Config
 	enc  encoding.Kind
 	conn *acp.Connection
+	wire *wireWriter
 
 	mu       sync.Mutex
 	received []Message
@@ -70,6 +77,7 @@ type Agent struct {
 	next     int
 	changed  chan struct{}
 	authed   bool
+	suggests int // nes/suggest requests received
 }
 
 // Revoke makes the agent require authentication again (a session that expired).
@@ -110,7 +118,8 @@ func New(cfg Config) *Agent {
 
 // Serve speaks ACP on r (what the client writes) and w until r ends.
 func (a *Agent) Serve(r io.Reader, w io.Writer) {
-	a.conn = acp.NewConnection(a.handle, w, r)
+	a.wire = &wireWriter{w: w, utf8Fault: a.cfg.Fault == FaultUTF8}
+	a.conn = acp.NewConnection(a.handle, a.wire, r)
 	<-a.conn.Done()
 }
 
@@ -288,11 +297,32 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		if a.needsAuth() {
 			return nil, errAuthRequired
 		}
-		doc := a.waitVersion(ctx, p.Uri, p.Version)
-		if a.cfg.Suggest != nil {
-			return a.cfg.Suggest(ctx, p, doc)
+		a.mu.Lock()
+		a.suggests++
+		n := a.suggests
+		a.mu.Unlock()
+		switch a.cfg.Fault {
+		case FaultExit:
+			a.exit(3)
+		case FaultHang:
+			// Never answer, whatever $/cancel_request says: only the connection's end frees this.
+			<-a.conn.Done()
+			return nil, acp.NewInternalError(map[string]any{"error": "hung"})
 		}
-		return a.suggestByRules(p, doc), nil
+		doc := a.waitVersion(ctx, p.Uri, p.Version)
+		var res any
+		if a.cfg.Suggest != nil {
+			var rerr *acp.RequestError
+			if res, rerr = a.cfg.Suggest(ctx, p, doc); rerr != nil {
+				return nil, rerr
+			}
+		} else {
+			res = a.suggestByRules(p, doc)
+		}
+		if a.cfg.Fault != "" {
+			return a.faultyAnswer(ctx, n, p, res)
+		}
+		return res, nil
 	}
 	return nil, acp.NewMethodNotFound(method)
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -22,8 +23,13 @@ func main() {
 	auth := flag.Bool("auth", false, `require authentication: offer the auth method "login" ("Sign in with Test") and answer auth_required until authenticate names it`)
 	focus := flag.Bool("focus", false, "ask for document/didFocus events")
 	contextJSON := flag.String("context", "", `nes.context to ask for, as JSON, e.g. {"diagnostics":{},"editHistory":{"maxCount":4}}`)
+	fault := flag.String("fault", "", testagent.FaultHelp)
 	flag.Parse()
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus}
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit}
+	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
+		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
+		os.Exit(2)
+	}
 	if *contextJSON != "" {
 		cfg.Context = &acp.NesContextCapabilities{}
 		if err := json.Unmarshal([]byte(*contextJSON), cfg.Context); err != nil {
