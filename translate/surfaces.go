@@ -307,6 +307,9 @@ func (s *Searcher) Spans(text string) []Span {
 // address: a match that ends after its "\r" stops before it (RE2's . matches "\r"), one that starts
 // at its "\n" takes the "\r" too. It reports false for a match that is then empty.
 func wholeLineBreaks(text string, start, end int) (int, int, bool) {
+	if start == end {
+		return start, end, false // an empty match replaces nothing, even between \r and \n
+	}
 	if end > start && end < len(text) && text[end-1] == '\r' && text[end] == '\n' {
 		end--
 	}
