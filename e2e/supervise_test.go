@@ -3,6 +3,8 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -68,6 +70,33 @@ func TestBinaryRestartsAKilledAgent(t *testing.T) {
 	if n := len(agentPIDs(agent)); n != 1 {
 		t.Errorf("%d agent processes after the restart, want 1", n)
 	}
+	// The killed process was reaped: no zombie child of the bridge.
+	if z := zombieChildren(b.cmd.Process.Pid); len(z) > 0 {
+		t.Errorf("zombie children of the bridge: %v", z)
+	}
+}
+
+// zombieChildren lists the processes in state Z whose parent is pid.
+func zombieChildren(pid int) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces, so read after the last ')'.
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[0] == "Z" && f[1] == strconv.Itoa(pid) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // TestBinaryKilledTakesTheAgentAlong: when the bridge itself is killed (SIGKILL, no chance to clean
