@@ -14,6 +14,16 @@
 --
 -- Set vim.g.acp_agent (a list: the agent command and its args) and, when acp-lsp-bridge is not on
 -- your PATH, vim.g.acp_lsp_bridge before this file runs, or edit the two lines below.
+--
+-- Statusline: AcpLspBridgeStatus() returns "⋯ next edit" while the agent is asked for this buffer,
+-- "" otherwise, e.g.  vim.o.statusline = '%f %m%=%{v:lua.AcpLspBridgeStatus()} %l:%c'
+--
+-- With nvim-lspconfig instead of vim.lsp.config (Neovim 0.10):
+--   local configs = require('lspconfig.configs')
+--   configs.acp = configs.acp or { default_config = {
+--     cmd = { 'acp-lsp-bridge', '--', 'my-nes-agent' }, filetypes = {}, root_dir = require('lspconfig.util').root_pattern('.git'),
+--     single_file_support = true } }
+--   require('lspconfig').acp.setup({})
 
 local agent = vim.g.acp_agent or { 'my-nes-agent' } -- the ACP agent that offers Next Edit Suggestions, and its args
 local bridge = vim.g.acp_lsp_bridge or 'acp-lsp-bridge'
@@ -132,3 +142,32 @@ vim.api.nvim_create_autocmd('DiagnosticChanged', {
     client:notify('acp-lsp-bridge/diagnostics', { textDocument = { uri = vim.uri_from_bufnr(buf) }, diagnostics = out })
   end,
 })
+
+-- Statusline hint: requests to the bridge in flight, per buffer.
+local pending = {}
+vim.api.nvim_create_autocmd('LspRequest', {
+  group = group,
+  callback = function(ev)
+    local client = vim.lsp.get_client_by_id(ev.data.client_id)
+    local req = ev.data.request
+    if not client or client.name ~= 'acp' or not req then
+      return
+    end
+    local m = req.method
+    if m ~= 'textDocument/inlineCompletion' and m ~= 'textDocument/codeAction' and m ~= 'workspace/executeCommand' then
+      return
+    end
+    local buf = ev.buf or req.bufnr or 0
+    pending[buf] = pending[buf] or {}
+    pending[buf][ev.data.request_id] = req.type == 'pending' or nil
+    vim.cmd('redrawstatus')
+  end,
+})
+
+function _G.AcpLspBridgeStatus()
+  local reqs = pending[vim.api.nvim_get_current_buf()]
+  if reqs and next(reqs) ~= nil then
+    return '⋯ next edit'
+  end
+  return ''
+end
