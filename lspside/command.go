@@ -130,12 +130,20 @@ func (s *Server) rejectCommand(ctx context.Context, args []json.RawMessage) erro
 // shows the best one where it applies and asks the user: Apply (workspace/applyEdit, then accept)
 // or Dismiss (reject). Without an answer it stays live and is offered as a code action.
 func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) error {
+	// {uri, position}, or LSP's TextDocumentPositionParams {textDocument: {uri}, position}, which
+	// some clients (Sublime's lsp_execute) fill in by themselves.
 	var p struct {
-		URI      string      `json:"uri"`
+		URI          string `json:"uri"`
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
 		Position lspPosition `json:"position"`
 	}
-	if len(args) != 1 || json.Unmarshal(args[0], &p) != nil || p.URI == "" {
-		return invalidParams("%s takes one argument: {\"uri\": ..., \"position\": {\"line\": L, \"character\": C}}", CommandSuggest)
+	if len(args) == 1 && json.Unmarshal(args[0], &p) == nil && p.URI == "" {
+		p.URI = p.TextDocument.URI
+	}
+	if len(args) != 1 || p.URI == "" {
+		return invalidParams("%s takes one argument: {\"uri\": ..., \"position\": {\"line\": L, \"character\": C}} or {\"textDocument\": {\"uri\": ...}, \"position\": ...}", CommandSuggest)
 	}
 	snap, ok := s.docs.Get(p.URI)
 	if !ok {

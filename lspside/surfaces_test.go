@@ -471,7 +471,8 @@ func TestRejectAndSuggestCommands(t *testing.T) {
 	e.answer = "Apply"
 	e.mu.Unlock()
 	go func() {
-		done <- e.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": at(0, 3)}}}, nil)
+		// LSP's TextDocumentPositionParams form, which Sublime's lsp_execute fills in.
+		done <- e.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"textDocument": map[string]any{"uri": u}, "position": at(0, 3)}}}, nil)
 	}()
 	sc.nextCall(t)
 	sc.answers <- insertAt("x3", u, 0, 3, "d")
