@@ -3,6 +3,7 @@ module github.com/acp-lsp-bridge/acp-lsp-bridge
 go 1.26
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/coder/acp-go-sdk v0.13.5
 	github.com/rs/zerolog v1.35.1
 	go.lsp.dev/jsonrpc2 v1.0.1

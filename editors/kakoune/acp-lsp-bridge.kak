@@ -1,0 +1,59 @@
+# acp-lsp-bridge for Kakoune, through kakoune-lsp (kak-lsp): Next Edit Suggestions as code
+# actions and completion items. See editors/kakoune/README.md.
+#
+# In your kakrc, source this file AFTER kakoune-lsp is enabled:
+#
+#   eval %sh{kak-lsp}
+#   lsp-enable
+#   source ~/path/to/acp-lsp-bridge.kak
+#
+# Written for kakoune-lsp's `lsp_servers` option (kakoune-lsp 18 and later; checked against
+# v21.0.2). Older versions read servers from kak-lsp.toml instead; see the README.
+
+# The server, as a table of kakoune-lsp's `lsp_servers` TOML. It is kept in its own option so
+# that the hook below can append it to whatever servers a buffer already has. The value must
+# start with a newline: it is appended to the end of the buffer's table.
+declare-option -docstring 'kakoune-lsp server entry for acp-lsp-bridge' str acp_lsp_bridge_server %{
+[acp-lsp-bridge]
+command = "acp-lsp-bridge"
+args = ["--log-file", "/tmp/acp-lsp-bridge.log"]
+root_globs = [".git", ".hg", ".jj"]
+# kakoune-lsp sends settings.<settings_section> as the initializationOptions.
+settings_section = "acp"
+[acp-lsp-bridge.settings.acp]
+# The ACP agent the bridge starts ({command, args, env}). This is the bridge's built-in agent,
+# also used when none is configured. With a model server (see docs/model-agent.md):
+#   agent = { command = "acp-lsp-bridge", args = ["agent", "--model-url", "http://127.0.0.1:11434", "--model", "qwen2.5-coder:7b"] }
+# Another ACP agent that offers Next Edit Suggestions:
+#   agent = { command = "my-nes-agent", args = ["--acp"], env = { MY_AGENT_KEY = "..." } }
+agent = { command = "acp-lsp-bridge", args = ["agent"] }
+# completion = false   # code actions only, no completion items
+}
+
+# Attach the bridge to every buffer with a filetype, next to the servers kakoune-lsp (or your
+# own hooks) chose for it. Hooks run in the order they were defined, so this one runs after
+# kakoune-lsp's, which `lsp-enable` defined. To limit it, replace `.+` with the filetypes you
+# want, for example filetype=(?:go|rust|python|typescript).
+hook -group acp-lsp-bridge global BufSetOption filetype=.+ %{
+    evaluate-commands %sh{
+        # Once per buffer: a second table of the same name would not parse.
+        case "$kak_opt_lsp_servers" in
+            *'[acp-lsp-bridge]'*) ;;
+            *) echo 'set-option -add buffer lsp_servers %opt{acp_lsp_bridge_server}' ;;
+        esac
+    }
+}
+
+# Commands of the bridge (workspace/executeCommand). '[]' means no arguments.
+define-command acp-reject -docstring 'acp-lsp-bridge: dismiss every suggestion' %{
+    lsp-execute-command acp-lsp-bridge.reject '[]'
+}
+define-command acp-restart -docstring 'acp-lsp-bridge: restart the agent' %{
+    lsp-execute-command acp-lsp-bridge.restart '[]'
+}
+define-command acp-sign-in -docstring 'acp-lsp-bridge: ask again how to sign in to the agent' %{
+    lsp-execute-command acp-lsp-bridge.signIn '[]'
+}
+
+# Keys, in the `lsp` user mode that kakoune-lsp defines (`a` there is lsp-code-actions).
+map global lsp N ': acp-reject<ret>' -docstring 'acp-lsp-bridge: dismiss suggestions'
