@@ -29,9 +29,9 @@ type initializeParams struct {
 		General *struct {
 			PositionEncodings []string `json:"positionEncodings"`
 		} `json:"general"`
-		TextDocument *struct {
-			InlineCompletion *json.RawMessage `json:"inlineCompletion"`
-		} `json:"textDocument"`
+		// TextDocument is kept by key: a client that supports inline completion but has nothing
+		// to say of it may send "inlineCompletion": null (lsp-mode does), which still counts.
+		TextDocument map[string]json.RawMessage `json:"textDocument"`
 		Workspace *struct {
 			WorkspaceEdit *struct {
 				DocumentChanges    bool     `json:"documentChanges"`
@@ -64,7 +64,7 @@ type clientCaps struct {
 func (p initializeParams) clientCaps() clientCaps {
 	var c clientCaps
 	caps := p.Capabilities
-	c.inlineCompletion = caps.TextDocument != nil && caps.TextDocument.InlineCompletion != nil
+	_, c.inlineCompletion = caps.TextDocument["inlineCompletion"]
 	if caps.Workspace != nil && caps.Workspace.WorkspaceEdit != nil {
 		c.documentChanges = caps.Workspace.WorkspaceEdit.DocumentChanges
 		for _, op := range caps.Workspace.WorkspaceEdit.ResourceOperations {
