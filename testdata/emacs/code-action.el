@@ -1,15 +1,19 @@
-;;; code-action.el --- Eglot applies acp-lsp-bridge's "Next edit" code action  -*- lexical-binding: t -*-
+;;; code-action.el --- the shipped Eglot configuration applies acp-lsp-bridge's "Next edit" code action  -*- lexical-binding: t -*-
 
-;; Emacs 30's own LSP client, Eglot, talks to acp-lsp-bridge, which runs acp-test-agent. The
-;; script opens a file with non-ASCII text, types one character so that the agent's rule fires,
-;; runs `eglot-code-actions' at point exactly as M-x eglot-code-actions does (only the minibuffer
-;; choice is answered by the script), and lets Eglot apply the chosen "Next edit: ..." action:
-;; its WorkspaceEdit, then its command through workspace/executeCommand. See NOTES.md for the
-;; Eglot behaviour relied on.
+;; Emacs 30's own LSP client, Eglot, configured by the shipped
+;; editors/emacs/acp-lsp-bridge-eglot.el (loaded as a user loads it, not a copy), talks to
+;; acp-lsp-bridge, which runs acp-test-agent. The script opens a file with non-ASCII text, starts
+;; the bridge with M-x eglot (which finds it through the entry the configuration put in
+;; `eglot-server-programs'), types one character so that the agent's rule fires, presses the
+;; configuration's key C-c n a (`eglot-code-actions', exactly as a user does; only the minibuffer
+;; choice is answered by the script), and lets Eglot apply the chosen "Next edit: ..." action: its
+;; WorkspaceEdit, then its command through workspace/executeCommand. See NOTES.md for the Eglot
+;; behaviour relied on.
 ;;
 ;;   emacs --batch -Q -l testdata/emacs/code-action.el
 ;;
 ;; Environment (set by e2e/emacs_test.go; paths only, so that no text goes through the locale):
+;;   ACP_EMACS_CONFIG          editors/emacs/acp-lsp-bridge-eglot.el, the shipped configuration
 ;;   ACP_LSP_BRIDGE            the acp-lsp-bridge binary
 ;;   ACP_TEST_AGENT            the acp-test-agent binary
 ;;   EMACS_TEST_DIR            workspace root (a transient project); the file is created there
@@ -29,79 +33,17 @@
 ;; "FAIL: <what>", Eglot's events buffer (both sides of the wire) and the bridge's stderr, and
 ;; exit code 1 (2 when the watchdog fires).
 
-(require 'cl-lib)
-(require 'lisp-mnt)
+(load (expand-file-name "lib.el" (file-name-directory load-file-name)) nil t)
 
-(defun acp-test--env (name)
-  (let ((v (getenv name)))
-    (unless v (acp-test--fail "environment variable %s is not set" name))
-    v))
-
-(defvar acp-test--server nil)
-
-(defun acp-test--dump ()
-  "Print what Eglot saw and sent, and the bridge's stderr."
-  (dolist (buf (buffer-list))
-    (when (string-match-p "\\`\\*EGLOT .*\\(events\\|stderr\\)\\*\\'" (buffer-name buf))
-      (with-current-buffer buf
-        (message "----- %s -----\n%s" (buffer-name buf)
-                 (buffer-substring-no-properties (point-min) (point-max)))))))
-
-(defun acp-test--fail (fmt &rest args)
-  (message "FAIL: %s" (apply #'format fmt args))
-  (acp-test--dump)
-  (when acp-test--server
-    (ignore-errors (eglot-shutdown acp-test--server nil 1.5 t)))
-  (kill-emacs 1))
-
-(defun acp-test--check (ok fmt &rest args)
-  (unless ok (apply #'acp-test--fail fmt args)))
-
-(defun acp-test--read-json (file)
-  (with-temp-buffer
-    (let ((coding-system-for-read 'utf-8-unix))
-      (insert-file-contents file))
-    (json-parse-buffer :object-type 'plist :null-object nil :false-object nil)))
-
-(defun acp-test--wait-for (pred what seconds)
-  "Let Emacs run (process output, timers) until PRED is non-nil."
-  (let ((deadline (+ (float-time) seconds)))
-    (while (not (funcall pred))
-      (when (> (float-time) deadline)
-        (acp-test--fail "timed out after %s s waiting for %s" seconds what))
-      (accept-process-output nil 0.05))))
-
-(defun acp-test--library-version (lib)
-  "The Version: header of library LIB (Eglot and jsonrpc have no version variable)."
-  (ignore-errors
-    (with-temp-buffer
-      (insert-file-contents (find-library-name lib))
-      (lm-header "Version"))))
-
-(defun acp-test--first-difference (got want)
-  "Where GOT and WANT first differ, with code points (combining marks look alike)."
-  (let ((n (compare-strings got nil nil want nil nil)))
-    (if (eq n t)
-        "no difference"
-      (let ((i (1- (abs n))))
-        (cl-flet ((at (s) (if (< i (length s)) (format "U+%04X" (aref s i)) "the end")))
-          (format "first difference at character %d: %s, want %s" i (at got) (at want)))))))
-
-(defun acp-test--file-contains (file string)
-  (and (file-exists-p file)
-       (with-temp-buffer
-         (insert-file-contents-literally file)
-         (search-forward string nil t))))
+;; The shipped configuration, as a user loads it.
+(load (expand-file-name (acp-test--env "ACP_EMACS_CONFIG")) nil t)
 
 ;; Offer exactly one position encoding, or no workspaceEdit.documentChanges, when the test asks
-;; for it. Everything else stays Eglot's: a subclass of `eglot-lsp-server' whose capabilities are
-;; Eglot's own with those two entries replaced.
-(require 'eglot)
-(defclass acp-test-eglot-server (eglot-lsp-server) ()
-  :documentation "Eglot's server class, with the client capabilities the test chooses.")
+;; for it. Everything else stays Eglot's: the configuration's server class gets Eglot's own
+;; capabilities with those two entries replaced.
 (defvar acp-test--offer nil "The one position encoding to offer; nil: Eglot's own offer.")
 (defvar acp-test--document-changes t "Whether to advertise workspaceEdit.documentChanges.")
-(cl-defmethod eglot-client-capabilities :around ((_s acp-test-eglot-server))
+(cl-defmethod eglot-client-capabilities :around ((_s acp-lsp-bridge-eglot-server))
   (let ((caps (cl-call-next-method)))
     (when acp-test--offer
       (setq caps (plist-put caps :general (list :positionEncodings (vector acp-test--offer)))))
@@ -124,8 +66,6 @@
          (result-file (acp-test--env "EMACS_TEST_RESULT"))
          (file (expand-file-name (plist-get scenario :file) dir))
          (expected (plist-get scenario :expected))
-         (contact (list bridge "--log-file" bridge-log "--log-level" "debug" "--"
-                        agent "--encoding" agent-encoding "--rules" rules "--log" agent-log))
          buf server chosen actions version-at-choice)
     (setq acp-test--offer (and offer (not (string-empty-p offer)) offer)
           acp-test--document-changes (not (equal (getenv "EMACS_TEST_DOCUMENT_CHANGES") "0")))
@@ -134,6 +74,12 @@
              (acp-test--library-version "jsonrpc")
              (or acp-test--offer "its default encodings")
              (if acp-test--document-changes "with" "without"))
+
+    ;; The user's settings: where the bridge is, and the agent with its arguments.
+    (setq acp-lsp-bridge-program bridge
+          acp-lsp-bridge-args (list "--log-file" bridge-log "--log-level" "debug")
+          acp-lsp-bridge-agent (list agent "--encoding" agent-encoding "--rules" rules
+                                     "--log" agent-log))
 
     ;; The project is the file's directory (Eglot's "transient" project), never an enclosing VC
     ;; repository; no prompts: stdin is /dev/null, a prompt is an error.
@@ -152,12 +98,19 @@
     (acp-test--check (equal (buffer-string) (plist-get scenario :text))
                      "the file reads back as %S" (buffer-string))
 
-    ;; M-x eglot with an explicit contact (what `eglot-server-programs' would give).
-    (setq server (eglot '(text-mode) (eglot--current-project) 'acp-test-eglot-server
-                        contact '("plaintext")))
+    ;; M-x eglot: the contact comes from the configuration's `eglot-server-programs' entry.
+    (let ((this-command 'eglot))
+      (condition-case err
+          (call-interactively #'eglot)
+        (error (acp-test--fail "M-x eglot: %s" (error-message-string err)))))
+    (setq server (eglot-current-server))
     (setq acp-test--server server)
     (acp-test--check (and server (jsonrpc-running-p server)) "eglot did not connect")
+    (acp-test--check (cl-typep server 'acp-lsp-bridge-eglot-server)
+                     "the server is a %S, not the configuration's acp-lsp-bridge-eglot-server"
+                     (eieio-object-class server))
     (acp-test--check eglot--managed-mode "the buffer is not managed by Eglot")
+    (acp-test--check acp-lsp-bridge-eglot-mode "the configuration's key map is not on")
     (let ((enc (plist-get (eglot--capabilities server) :positionEncoding)))
       (message "negotiated positionEncoding %S; Eglot uses %s / %s" enc
                eglot-current-linepos-function eglot-move-to-linepos-function)
@@ -169,6 +122,9 @@
     ;; Let the agent get the document, as it would while a user reads the file.
     (acp-test--wait-for (lambda () (acp-test--file-contains agent-log "\"document/didOpen\""))
                         "the agent's document/didOpen" 10)
+    ;; The language id comes from `acp-lsp-bridge-eglot-modes': text-mode is "plaintext".
+    (acp-test--check (acp-test--file-contains agent-log "\"languageId\":\"plaintext\"")
+                     "the agent's document/didOpen does not say languageId \"plaintext\"")
 
     ;; Type, through the command loop's machinery (self-insert-command, post-command-hook).
     (goto-char (point-min))
@@ -176,27 +132,26 @@
                      "%S not found in the buffer" (plist-get scenario :cursorAfter))
     (execute-kbd-macro (plist-get scenario :type))
 
-    ;; M-x eglot-code-actions at point: Eglot computes the bounds itself (the sexp at point),
-    ;; flushes the pending didChange, asks, offers the titles with `completing-read' (a key,
-    ;; not a mouse event, invoked it), and calls `eglot-execute' on the chosen action. The
-    ;; script answers the minibuffer: the one action whose title starts with "Next edit: ".
-    (let ((last-nonmenu-event ?\r)
-          (this-command 'eglot-code-actions))
-      (cl-letf (((symbol-function 'completing-read)
-                 (lambda (prompt collection &rest _)
-                   (setq actions (mapcar #'cdr collection))
-                   (message "%s%S" prompt (mapcar #'car collection))
-                   (let ((next (cl-remove-if-not
-                                (lambda (item) (string-prefix-p "Next edit: " (car item)))
-                                collection)))
-                     (acp-test--check (= (length next) 1)
-                                      "want exactly one \"Next edit: \" action, got %S" actions)
-                     (setq chosen (cdar next)
-                           version-at-choice eglot--versioned-identifier)
-                     (caar next)))))
-        (condition-case err
-            (call-interactively #'eglot-code-actions)
-          (error (acp-test--fail "eglot-code-actions: %s" (error-message-string err))))))
+    ;; C-c n a, the configuration's key for `eglot-code-actions': Eglot computes the bounds
+    ;; itself (the sexp at point), flushes the pending didChange, asks, offers the titles with
+    ;; `completing-read' (a key, not a mouse event, invoked it), and calls `eglot-execute' on the
+    ;; chosen action. The script answers the minibuffer: the one action whose title starts with
+    ;; "Next edit: ".
+    (acp-test--check (eq (key-binding (kbd "C-c n a")) #'eglot-code-actions)
+                     "C-c n a runs %S, want eglot-code-actions" (key-binding (kbd "C-c n a")))
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (prompt collection &rest _)
+                 (setq actions (mapcar #'cdr collection))
+                 (message "%s%S" prompt (mapcar #'car collection))
+                 (let ((next (cl-remove-if-not
+                              (lambda (item) (string-prefix-p "Next edit: " (car item)))
+                              collection)))
+                   (acp-test--check (= (length next) 1)
+                                    "want exactly one \"Next edit: \" action, got %S" actions)
+                   (setq chosen (cdar next)
+                         version-at-choice eglot--versioned-identifier)
+                   (caar next)))))
+      (acp-test--press "C-c n a"))
     (acp-test--check chosen "no code action was chosen")
     (message "chosen action: %S" chosen)
 

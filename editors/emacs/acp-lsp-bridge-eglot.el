@@ -1,0 +1,294 @@
+;;; acp-lsp-bridge-eglot.el --- Next Edit Suggestions in Eglot, through acp-lsp-bridge  -*- lexical-binding: t; -*-
+
+;; For Emacs 30 and its built-in Eglot 1.17 (tested with 1.17.30); Eglot 1.16 or later from GNU
+;; ELPA on Emacs 29 should do (untested): it uses `eglot-server-capable', public since 1.16.
+;;
+;; Copy this file into your configuration and `load' it, or put its directory on `load-path'
+;; and (require 'acp-lsp-bridge-eglot).  See editors/emacs/README.md.
+;;
+;;   (setq acp-lsp-bridge-agent '("my-nes-agent" "--its-flags"))  ; nil: the bridge's built-in agent
+;;   (setq acp-lsp-bridge-program "/path/to/acp-lsp-bridge")      ; when it is not on `exec-path'
+;;   (require 'acp-lsp-bridge-eglot)
+;;   (add-hook 'prog-mode-hook #'eglot-ensure)                    ; or M-x eglot once per project
+;;   (add-hook 'text-mode-hook #'eglot-ensure)
+;;
+;; The agent.  It is given to the bridge on its command line, after "--"
+;; (acp-lsp-bridge [ARGS] -- AGENT ARGS...), not in initializationOptions: that is the bridge's
+;; primary form, the one `acp-lsp-bridge doctor -- AGENT ARGS...' checks, so a command that the
+;; doctor approves works here as it is; and it shows in Eglot's events buffer and in the process
+;; list.  The bridge starts the agent itself, never through a shell.  For environment variables,
+;; start it with env: '("env" "KEY=value" "my-nes-agent").
+;;
+;; Which buffers.  Eglot gives a buffer one language server.  This file puts the bridge first in
+;; `eglot-server-programs' for the major modes in `acp-lsp-bridge-eglot-modes', so in those modes
+;; the bridge is *the* server and, say, gopls or pylsp no longer run under Eglot.  Leave out the
+;; modes where you want to keep your language server (set the variable before this file is
+;; loaded, or with `setopt' / M-x customize afterwards), or use lsp-mode, which runs the bridge
+;; beside other servers (acp-lsp-bridge-lsp-mode.el).  All the listed modes of a project share
+;; one bridge, so the agent sees every open file.
+;;
+;; Keys, in buffers the bridge manages (minor mode `acp-lsp-bridge-eglot-mode'; prefix C-c n,
+;; change it in `acp-lsp-bridge-eglot-mode-map'):
+;;   C-c n a   code actions (`eglot-code-actions'): "Next edit: ..." edits, also of other files,
+;;             jumps, renames, search-and-replace.  Eglot applies the WorkspaceEdit, then runs the
+;;             action's command, so the agent hears nes/accept.
+;;   C-c n n   ask the agent now (acp-lsp-bridge.suggest, trigger "manual"): the bridge shows where
+;;             the best suggestion applies and asks "Apply" or "Dismiss" in the minibuffer.
+;;   C-c n k   dismiss this file's suggestions (acp-lsp-bridge.reject; nes/reject "rejected");
+;;             with C-u, every file's.
+;;   C-c n s   sign in again, for an agent that waits for it (acp-lsp-bridge.signIn).
+;;   C-c n r   restart the agent (acp-lsp-bridge.restart); M-x eglot-reconnect restarts the bridge.
+;;
+;; What Eglot shows.  Eglot has no inline completion (ghost text), so the bridge offers:
+;; - code actions, for every kind of suggestion (above);
+;; - completion items, one per edit on the cursor's line: M-x completion-at-point (C-M-i), or
+;;   company/corfu, which use it.  Eglot applies the item's edits but never runs an item's
+;;   command; the bridge notices that the text now reads as suggested and still ends the
+;;   suggestion with nes/accept, when the next request or change comes.
+;; - messages (window/showMessage) in the echo area, questions (sign in, permissions, Apply or
+;;   Dismiss) in the minibuffer; the bridge's log in M-x eglot-stderr-buffer, unless
+;;   `acp-lsp-bridge-args' names a --log-file.
+;;
+;; Focus.  When the selected window starts showing another file the bridge manages, this file
+;; sends the bridge acp-lsp-bridge/didFocus (the file, the cursor, the visible lines), which
+;; reaches agents that ask for document/didFocus.  It does not send acp-lsp-bridge/diagnostics:
+;; in a buffer Eglot manages, Flymake shows only the diagnostics of Eglot's one server (the
+;; bridge, which has none), and Flymake has no hook for reports.  Code actions carry Eglot's
+;; diagnostics at point.
+;;
+;; Tested: e2e/emacs_test.go loads this very file in Emacs 30 in batch mode (TestEmacsEglotCodeAction:
+;; M-x eglot through `eglot-server-programs', C-c n a, the "Next edit: ..." action applied;
+;; TestEmacsShippedEglotConfig: `eglot-ensure', focus, C-c n n with Apply, C-c n k, C-c n s,
+;; C-c n r, and a byte-compilation without warnings).
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'eglot)
+
+(defgroup acp-lsp-bridge nil
+  "Next Edit Suggestions from ACP agents, through acp-lsp-bridge."
+  :group 'tools
+  :prefix "acp-lsp-bridge-")
+
+(defcustom acp-lsp-bridge-program "acp-lsp-bridge"
+  "The acp-lsp-bridge executable: a name found on `exec-path', or a file name."
+  :type 'string)
+
+(defcustom acp-lsp-bridge-agent nil
+  "The ACP agent the bridge runs, and its arguments: a list of strings.
+For example (\"my-nes-agent\" \"--acp\").  The bridge gets them after
+\"--\" and starts the agent itself, without a shell.  nil: the
+bridge's built-in agent (`acp-lsp-bridge agent')."
+  :type '(repeat string))
+
+(defcustom acp-lsp-bridge-args nil
+  "More arguments for acp-lsp-bridge, before \"--\".
+For example (\"--log-file\" \"/tmp/acp-lsp-bridge.log\")."
+  :type '(repeat string))
+
+(defcustom acp-lsp-bridge-command-timeout 180
+  "Seconds to wait for the bridge to finish a command.
+acp-lsp-bridge.suggest lasts until you answer its question; the
+bridge itself gives up after two minutes."
+  :type 'number)
+
+(defcustom acp-lsp-bridge-eglot-modes
+  '((c-mode :language-id "c") (c-ts-mode :language-id "c")
+    (c++-mode :language-id "cpp") (c++-ts-mode :language-id "cpp")
+    (csharp-mode :language-id "csharp") (csharp-ts-mode :language-id "csharp")
+    (css-mode :language-id "css") (css-ts-mode :language-id "css")
+    (elixir-mode :language-id "elixir") (elixir-ts-mode :language-id "elixir")
+    (emacs-lisp-mode :language-id "emacs-lisp")
+    (go-mode :language-id "go") (go-ts-mode :language-id "go")
+    (haskell-mode :language-id "haskell")
+    (html-mode :language-id "html") (mhtml-mode :language-id "html")
+    (java-mode :language-id "java") (java-ts-mode :language-id "java")
+    (js-mode :language-id "javascript") (js-ts-mode :language-id "javascript")
+    (json-mode :language-id "json") (json-ts-mode :language-id "json")
+    (kotlin-mode :language-id "kotlin")
+    (lua-mode :language-id "lua") (lua-ts-mode :language-id "lua")
+    (php-mode :language-id "php")
+    (python-mode :language-id "python") (python-ts-mode :language-id "python")
+    (ruby-mode :language-id "ruby") (ruby-ts-mode :language-id "ruby")
+    (rust-mode :language-id "rust") (rust-ts-mode :language-id "rust")
+    (scala-mode :language-id "scala")
+    (sh-mode :language-id "shellscript") (bash-ts-mode :language-id "shellscript")
+    (swift-mode :language-id "swift")
+    (typescript-mode :language-id "typescript") (typescript-ts-mode :language-id "typescript")
+    (tsx-ts-mode :language-id "typescriptreact")
+    (yaml-mode :language-id "yaml") (yaml-ts-mode :language-id "yaml")
+    (zig-mode :language-id "zig")
+    (markdown-mode :language-id "markdown") (gfm-mode :language-id "markdown")
+    (org-mode :language-id "org")
+    ;; Last: modes derived from text-mode that are not listed above.
+    (text-mode :language-id "plaintext"))
+  "Major modes whose buffers Eglot gives to acp-lsp-bridge.
+Each element is a mode, or (MODE :language-id ID) with the LSP
+language id the agent is told; modes derived from a listed mode
+match too, the first listed match giving the id.  Eglot runs one
+server per buffer, so in these modes the bridge replaces another
+Eglot server: leave out the modes where you want to keep yours.
+nil: do not register the bridge (start it by hand, see README).
+Setting it with `setopt' or Customize registers the bridge again;
+after `setq', call `acp-lsp-bridge-eglot-register'."
+  :type '(repeat (choice symbol (cons symbol plist)))
+  :initialize #'custom-initialize-default
+  :set (lambda (symbol value)
+         (set-default-toplevel-value symbol value)
+         (when (fboundp 'acp-lsp-bridge-eglot-register)
+           (acp-lsp-bridge-eglot-register))))
+
+(defclass acp-lsp-bridge-eglot-server (eglot-lsp-server) ()
+  :documentation "An Eglot connection to acp-lsp-bridge.")
+
+(defun acp-lsp-bridge-eglot-contact (&optional _interactive _project)
+  "The `eglot-server-programs' contact of the bridge, from the settings.
+Computed when Eglot starts the bridge, so that changing
+`acp-lsp-bridge-agent' takes effect at the next M-x eglot or
+eglot-reconnect."
+  `(acp-lsp-bridge-eglot-server
+    ,acp-lsp-bridge-program ,@acp-lsp-bridge-args
+    ,@(and acp-lsp-bridge-agent (cons "--" acp-lsp-bridge-agent))))
+
+(defun acp-lsp-bridge-eglot-register ()
+  "Put the bridge first in `eglot-server-programs'.
+For the modes of `acp-lsp-bridge-eglot-modes'."
+  (interactive)
+  (setq eglot-server-programs
+        (cl-remove #'acp-lsp-bridge-eglot-contact eglot-server-programs :key #'cdr))
+  (when acp-lsp-bridge-eglot-modes
+    (push (cons acp-lsp-bridge-eglot-modes #'acp-lsp-bridge-eglot-contact)
+          eglot-server-programs)))
+
+;;; Commands
+
+(defun acp-lsp-bridge-eglot--bridge-p ()
+  "Whether the current buffer's Eglot server is acp-lsp-bridge.
+Told by its commands, so that a server started with another
+contact (M-x eglot with C-u) counts too."
+  (and (eglot-managed-p)
+       (eglot-current-server)
+       (seq-contains-p (eglot-server-capable :executeCommandProvider :commands)
+                       "acp-lsp-bridge.suggest")))
+
+(defun acp-lsp-bridge-eglot--server ()
+  "The current buffer's acp-lsp-bridge server, or a `user-error'."
+  (unless (acp-lsp-bridge-eglot--bridge-p)
+    (user-error "acp-lsp-bridge does not manage this buffer (M-x eglot starts it)"))
+  (eglot-current-server))
+
+(defun acp-lsp-bridge-eglot--execute (command arguments)
+  "Send workspace/executeCommand COMMAND with ARGUMENTS, a vector.
+Without waiting, unlike `eglot-execute': acp-lsp-bridge.suggest
+answers only once you have chosen Apply or Dismiss, and a
+synchronous request would give up after
+`jsonrpc-default-request-timeout' with the question still open."
+  (let ((server (acp-lsp-bridge-eglot--server)))
+    ;; Send pending changes first, so that positions refer to the text the bridge has.
+    (eglot--signal-textDocument/didChange)
+    (jsonrpc-async-request
+     server :workspace/executeCommand `(:command ,command :arguments ,arguments)
+     :success-fn #'ignore
+     :error-fn (lambda (err)
+                 (message "[acp-lsp-bridge] %s failed: %s" command (plist-get err :message)))
+     :timeout-fn (lambda () (message "[acp-lsp-bridge] %s: no answer" command))
+     :timeout acp-lsp-bridge-command-timeout)))
+
+(defun acp-lsp-bridge-eglot-suggest ()
+  "Ask the agent for a next edit at point now.
+The bridge shows where its best suggestion applies and asks
+whether to apply it; unanswered, it stays among the code actions."
+  (interactive)
+  (acp-lsp-bridge-eglot--server)
+  ;; Eglot's own conversion: the position in the encoding negotiated with the bridge.
+  (let ((params (eglot--TextDocumentPositionParams)))
+    (acp-lsp-bridge-eglot--execute
+     "acp-lsp-bridge.suggest"
+     (vector (list :uri (plist-get (plist-get params :textDocument) :uri)
+                   :position (plist-get params :position))))))
+
+(defun acp-lsp-bridge-eglot-reject (&optional all)
+  "Dismiss the suggestions of this file.
+With prefix argument ALL, dismiss every suggestion."
+  (interactive "P")
+  (acp-lsp-bridge-eglot--server)
+  (acp-lsp-bridge-eglot--execute
+   "acp-lsp-bridge.reject"
+   (if all [] (vector (list :uri (plist-get (eglot--TextDocumentIdentifier) :uri))))))
+
+(defun acp-lsp-bridge-eglot-sign-in ()
+  "Ask again how to sign in to an agent that waits for it."
+  (interactive)
+  (acp-lsp-bridge-eglot--execute "acp-lsp-bridge.signIn" []))
+
+(defun acp-lsp-bridge-eglot-restart-agent ()
+  "End the agent and start it again (the bridge keeps running)."
+  (interactive)
+  (acp-lsp-bridge-eglot--execute "acp-lsp-bridge.restart" []))
+
+(defvar-keymap acp-lsp-bridge-eglot-command-map
+  :doc "acp-lsp-bridge commands, under C-c n."
+  "a" #'eglot-code-actions
+  "n" #'acp-lsp-bridge-eglot-suggest
+  "k" #'acp-lsp-bridge-eglot-reject
+  "s" #'acp-lsp-bridge-eglot-sign-in
+  "r" #'acp-lsp-bridge-eglot-restart-agent)
+
+(defvar-keymap acp-lsp-bridge-eglot-mode-map
+  :doc "Keys of `acp-lsp-bridge-eglot-mode'."
+  "C-c n" acp-lsp-bridge-eglot-command-map)
+
+(define-minor-mode acp-lsp-bridge-eglot-mode
+  "Keys for acp-lsp-bridge, in buffers it manages through Eglot.
+Turned on and off with Eglot's management of the buffer.
+
+\\{acp-lsp-bridge-eglot-mode-map}"
+  :lighter nil
+  :keymap acp-lsp-bridge-eglot-mode-map)
+
+;;; Focus: acp-lsp-bridge/didFocus
+
+(defvar acp-lsp-bridge-eglot--focused nil
+  "The buffer the selected window showed when last looked at.")
+
+(defun acp-lsp-bridge-eglot--focus (&optional _frame)
+  "Send acp-lsp-bridge/didFocus when the selected window shows a new buffer.
+Only for buffers the bridge manages.  Run by redisplay through
+`window-buffer-change-functions' and
+`window-selection-change-functions', and when Eglot starts
+managing the buffer shown."
+  (let* ((win (selected-window))
+         (buf (window-buffer win)))
+    (unless (or (window-minibuffer-p win) (eq buf acp-lsp-bridge-eglot--focused))
+      (setq acp-lsp-bridge-eglot--focused buf)
+      (with-current-buffer buf
+        (when (and acp-lsp-bridge-eglot-mode (acp-lsp-bridge-eglot--bridge-p))
+          (eglot--signal-textDocument/didChange)
+          (jsonrpc-notify
+           (eglot-current-server) :acp-lsp-bridge/didFocus
+           (list :textDocument (eglot--TextDocumentIdentifier)
+                 :position (eglot--pos-to-lsp-position (window-point win))
+                 :visibleRange
+                 (list :start (list :line (1- (line-number-at-pos (window-start win) t))
+                                    :character 0)
+                       :end (list :line (1- (line-number-at-pos (window-end win) t))
+                                  :character 0)))))))))
+
+(defun acp-lsp-bridge-eglot--managed ()
+  "Follow Eglot's management of the buffer: keys, and the first focus."
+  (acp-lsp-bridge-eglot-mode (if (acp-lsp-bridge-eglot--bridge-p) 1 -1))
+  (when (and acp-lsp-bridge-eglot-mode
+             (eq (window-buffer (selected-window)) (current-buffer)))
+    (setq acp-lsp-bridge-eglot--focused nil)
+    (acp-lsp-bridge-eglot--focus)))
+
+(add-hook 'eglot-managed-mode-hook #'acp-lsp-bridge-eglot--managed)
+(add-hook 'window-buffer-change-functions #'acp-lsp-bridge-eglot--focus)
+(add-hook 'window-selection-change-functions #'acp-lsp-bridge-eglot--focus)
+
+(acp-lsp-bridge-eglot-register)
+
+(provide 'acp-lsp-bridge-eglot)
+;;; acp-lsp-bridge-eglot.el ends here
