@@ -32,7 +32,7 @@ type initializeParams struct {
 		// TextDocument is kept by key: a client that supports inline completion but has nothing
 		// to say of it may send "inlineCompletion": null (lsp-mode does), which still counts.
 		TextDocument map[string]json.RawMessage `json:"textDocument"`
-		Workspace *struct {
+		Workspace    *struct {
 			WorkspaceEdit *struct {
 				DocumentChanges    bool     `json:"documentChanges"`
 				ResourceOperations []string `json:"resourceOperations"`
