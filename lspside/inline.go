@@ -82,7 +82,18 @@ func (s *Server) suggestionsAt(ctx context.Context, req *jsonrpc2.Request, skip 
 
 func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	editor := s.editorEncoding()
-	pr, lives, _, err := s.suggestionsAt(ctx, req, nil)
+	var through []protocol.InlineCompletionItem
+	typedThrough := func(pr positionRequest) bool {
+		if s.cfg.NoTypeThrough {
+			return false
+		}
+		through = s.typeThrough(pr.snap, pr.cursor, editor)
+		return len(through) > 0
+	}
+	pr, lives, skipped, err := s.suggestionsAt(ctx, req, typedThrough)
+	if skipped {
+		return result(protocol.InlineCompletionList{Items: through})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -101,4 +112,35 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 		items = append(items, item)
 	}
 	return result(protocol.InlineCompletionList{Items: items})
+}
+
+// typeThrough answers an inline request without asking the agent while the user types the start of
+// an edit suggestion that is shown: the document reads as the text it was computed on with the
+// edit's region replaced by what was typed so far (a prefix of the suggestion), and the cursor is at
+// the end of what was typed. The item is the rest of the same suggestion (same id), over the typed
+// part, exactly what the agent's own answer would show.
+func (s *Server) typeThrough(snap *document.Snapshot, cursor int, editor encoding.Kind) []protocol.InlineCompletionItem {
+	text := snap.Text()
+	for _, l := range s.sugs.forURI(snap.URI) {
+		if l.kind != "edit" || l.repl == nil || l.applied || len(l.files) != 1 || l.files[0].URI != snap.URI {
+			continue
+		}
+		base := l.base.Text()
+		ok, done := consistent(base, *l.repl, text)
+		typed := len(text) - len(base) + (l.repl.End - l.repl.Start)
+		if !ok || done || typed <= 0 || cursor != l.repl.Start+typed {
+			continue
+		}
+		rest := translate.Replacement{Start: l.repl.Start, End: l.repl.Start + typed, Text: l.repl.Text}
+		if !translate.FitsInline(snap.Mapper, rest, cursor) {
+			continue
+		}
+		item, err := translate.ReplacementToInlineItem(snap.Mapper, rest, editor, CommandAccept, l.id)
+		if err != nil {
+			continue
+		}
+		s.log.Debug().Str("id", l.id).Int("typed", typed).Msg("inline completion answered from the suggestion being typed through")
+		return []protocol.InlineCompletionItem{item}
+	}
+	return nil
 }

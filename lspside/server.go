@@ -54,6 +54,9 @@ type Config struct {
 	// ClientWait bounds the bridge's own requests to the editor (window/showDocument,
 	// workspace/applyEdit: some editors never answer them); zero means 10 s.
 	ClientWait time.Duration
+	// NoTypeThrough turns off answering inline requests from the suggestion the user is typing
+	// through (inline.go); it exists for comparison in tests.
+	NoTypeThrough bool
 	// CoalesceDelay is how long a request that supersedes one still in flight for the same
 	// document waits before asking the agent (a newer one in that time replaces it); zero means
 	// 75 ms (longer than the gap between keys of a fast typist). A request with nothing in flight

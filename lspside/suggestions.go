@@ -157,6 +157,20 @@ func (t *tracker) forDocument(uri string, version int) []*live {
 	return out
 }
 
+// forURI returns the live suggestions produced for a document, at any version, oldest id first.
+func (t *tracker) forURI(uri string) []*live {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*live
+	for _, l := range t.by {
+		if l.uri == uri {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
 // consistent reports whether text is base with r's region replaced by a prefix of r.Text, and
 // whether that prefix is all of it.
 func consistent(base string, r translate.Replacement, text string) (ok, applied bool) {
