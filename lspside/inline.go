@@ -84,8 +84,8 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 	editor := s.editorEncoding()
 	var through []protocol.InlineCompletionItem
 	typedThrough := func(pr positionRequest) bool {
-		if s.cfg.NoTypeThrough {
-			return false
+		if s.cfg.NoTypeThrough || trigger(pr.params) == acp.UnstableNesTriggerKindManual {
+			return false // asked by hand: the agent answers
 		}
 		through = s.typeThrough(pr.snap, pr.cursor, editor)
 		return len(through) > 0
@@ -122,7 +122,9 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 func (s *Server) typeThrough(snap *document.Snapshot, cursor int, editor encoding.Kind) []protocol.InlineCompletionItem {
 	text := snap.Text()
 	for _, l := range s.sugs.forURI(snap.URI) {
-		if l.kind != "edit" || l.repl == nil || l.applied || len(l.files) != 1 || l.files[0].URI != snap.URI {
+		// Only once the user has typed: a request for the version the suggestion was made for is
+		// a new question for the agent.
+		if l.kind != "edit" || l.repl == nil || l.applied || len(l.files) != 1 || l.files[0].URI != snap.URI || l.base.Version == snap.Version {
 			continue
 		}
 		base := l.base.Text()
