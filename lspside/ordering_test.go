@@ -146,7 +146,8 @@ func TestLifecycleReplacedIgnoredAccepted(t *testing.T) {
 	e.initialize("utf-16")
 	e.open(uri, "hello\n")
 
-	// s1 shown, then superseded by the next request for the same document: replaced.
+	// s1 shown, then superseded by the answer to the next request for the same document:
+	// replaced (sent after that answer, off the request's way).
 	res := e.inlineAsync(uri, pos{0, 5})
 	sc.nextCall(t)
 	sc.answers <- insertAt("s1", uri, 0, 5, " world")
@@ -155,11 +156,11 @@ func TestLifecycleReplacedIgnoredAccepted(t *testing.T) {
 	}
 	res = e.inlineAsync(uri, pos{0, 5})
 	sc.nextCall(t)
-	e.waitAgent("nes/reject s1 replaced", rejectOf("s1", acp.UnstableNesRejectReasonReplaced))
 	sc.answers <- insertAt("s2", uri, 0, 5, " there")
 	if r := waitResult(t, res); len(r.items) != 1 {
 		t.Fatalf("s2 not shown: %+v %v", r.items, r.err)
 	}
+	e.waitAgent("nes/reject s1 replaced", rejectOf("s1", acp.UnstableNesRejectReasonReplaced))
 
 	// Typing the start of s2 keeps it; typing something else invalidates it: ignored.
 	e.change(uri, 2, rangeChange(pos{0, 5}, pos{0, 5}, " t"))
@@ -290,12 +291,12 @@ func TestAppliedWithoutCommandEndsAccepted(t *testing.T) {
 	e.change(uri, 2, rangeChange(pos{0, 2}, pos{0, 2}, "c")) // applied, no command
 	res = e.inlineAsync(uri, pos{0, 3})                      // the next request supersedes it
 	sc.nextCall(t)
+	sc.answers <- map[string]any{"suggestions": []any{}}
+	waitResult(t, res)
 	e.waitAgent("nes/accept a1", func(m testagent.Message) bool {
 		var p acp.UnstableAcceptNesNotification
 		return m.Method == "nes/accept" && json.Unmarshal(m.Params, &p) == nil && p.Id == "a1"
 	})
-	sc.answers <- map[string]any{"suggestions": []any{}}
-	waitResult(t, res)
 	checkEndedOnce(t, e, "a1")
 
 	// The first request told the agent where the user is (an inferred focus, sent when the agent

@@ -43,7 +43,6 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		return nil, nil
 	}
 	uri := req.snap.URI
-	s.sugs.supersede(ctx, agent, uri)
 	agentEnc := agent.Encoding()
 	pos, err := translate.OffsetToACP(req.snap.Mapper, req.cursor, agentEnc)
 	if err != nil {
@@ -71,6 +70,9 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		}
 	}
 	sugs, err := agent.Suggest(sctx, params)
+	// The earlier suggestions for the document end as replaced once this request is answered (or
+	// not): their nes/reject stays off the request's way to the agent.
+	s.sugs.supersede(ctx, agent, uri)
 	switch {
 	case errors.Is(err, acpside.ErrCancelled):
 		switch {
