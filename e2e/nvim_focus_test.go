@@ -1,14 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestNeovimFocusAndDiagnostics loads the shipped editors/neovim/acp.lua in Neovim 0.12 as a user
@@ -16,40 +12,7 @@ import (
 // document/didFocus on entering each buffer, with the visible lines, and the diagnostics Neovim
 // shows, converted from Neovim's byte columns to the agent's UTF-16, in the nes/suggest context.
 func TestNeovimFocusAndDiagnostics(t *testing.T) {
-	nvim := os.Getenv("NVIM")
-	if nvim == "" {
-		skipWithoutPeer(t, `NVIM is not set; run eval "$(bash ../shared/tools/install-test-peers.sh)"`)
-	}
-	root := moduleRoot(t)
-	bridge, agent := binaries(t)
-	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
-	xdg := filepath.Join(dir, "xdg")
-	for _, d := range []string{work, xdg} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, nvim, "--headless", "--clean", "-c", "lua dofile(vim.env.NVIM_TEST_SCRIPT)")
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(),
-		"NVIM_TEST_SCRIPT="+filepath.Join(root, "testdata", "nvim", "focus.lua"),
-		"ACP_CONFIG="+filepath.Join(root, "editors", "neovim", "acp.lua"),
-		"ACP_LSP_BRIDGE="+bridge,
-		"ACP_TEST_AGENT="+agent,
-		"NVIM_TEST_DIR="+work,
-		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
-		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
-		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
-	)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "DONE") {
-		log, _ := os.ReadFile(filepath.Join(xdg, "state", "nvim", "acp-lsp-bridge.log"))
-		t.Fatalf("neovim: %v\n%s\nbridge log:\n%s", err, out, log)
-	}
+	_, work := runShippedNeovim(t, "focus.lua", "DONE")
 
 	msgs := readAgentLog(t, filepath.Join(work, "agent.log"))
 	focused := map[string]map[string]any{}

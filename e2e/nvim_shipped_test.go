@@ -16,6 +16,19 @@ import (
 // (buffer unchanged, nes/reject "rejected"), and the statusline function shows the request in
 // flight. The steps are in testdata/nvim/shipped.lua.
 func TestNeovimShippedConfig(t *testing.T) {
+	out, _ := runShippedNeovim(t, "shipped.lua", "ALL PASSED")
+	for _, step := range []string{"STEP accept ok", "STEP dismiss ok"} {
+		if !strings.Contains(out, step) {
+			t.Errorf("missing %q in\n%s", step, out)
+		}
+	}
+}
+
+// runShippedNeovim runs testdata/nvim/SCRIPT in Neovim 0.12 headless with the shipped
+// editors/neovim/acp.lua at hand (ACP_CONFIG), the built bridge and test agent, and a workspace
+// folder (NVIM_TEST_DIR) that it returns; the script must print done.
+func runShippedNeovim(t *testing.T, script, done string) (out, work string) {
+	t.Helper()
 	nvim := os.Getenv("NVIM")
 	if nvim == "" {
 		skipWithoutPeer(t, `NVIM is not set; run eval "$(bash ../shared/tools/install-test-peers.sh)"`)
@@ -34,7 +47,7 @@ func TestNeovimShippedConfig(t *testing.T) {
 	cmd := exec.CommandContext(ctx, nvim, "--headless", "--clean", "-c", "lua dofile(vim.env.NVIM_TEST_SCRIPT)")
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(),
-		"NVIM_TEST_SCRIPT="+filepath.Join(root, "testdata", "nvim", "shipped.lua"),
+		"NVIM_TEST_SCRIPT="+filepath.Join(root, "testdata", "nvim", script),
 		"ACP_CONFIG="+filepath.Join(root, "editors", "neovim", "acp.lua"),
 		"ACP_LSP_BRIDGE="+bridge,
 		"ACP_TEST_AGENT="+agent,
@@ -44,14 +57,10 @@ func TestNeovimShippedConfig(t *testing.T) {
 		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
 		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
 	)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "ALL PASSED") {
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), done) {
 		log, _ := os.ReadFile(filepath.Join(xdg, "state", "nvim", "acp-lsp-bridge.log"))
-		t.Fatalf("neovim: %v\n%s\nbridge log:\n%s", err, out, log)
+		t.Fatalf("neovim: %v\n%s\nbridge log:\n%s", err, b, log)
 	}
-	for _, step := range []string{"STEP accept ok", "STEP dismiss ok"} {
-		if !strings.Contains(string(out), step) {
-			t.Errorf("missing %q in\n%s", step, out)
-		}
-	}
+	return string(b), work
 }
