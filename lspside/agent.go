@@ -137,7 +137,6 @@ func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name str
 	select {
 	case <-agent.Done(): // watchAgent saw it end before it was ours
 		dead = true
-		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s exited while starting; there will be no suggestions until the editor restarts the bridge.", name)
 	default:
 	}
 	if !shutting && !dead {
@@ -147,12 +146,14 @@ func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name str
 	if s.authAgent == agent {
 		s.authAgent = nil
 	}
-	msg := s.agentErr
 	s.mu.Unlock()
 	if dead {
+		// watchAgent saw it end while it was not ours yet, and left it: restart it from here.
 		s.fwd.Unlock()
 		s.startEnded()
-		s.showMessage(ctx, protocol.MessageTypeError, msg)
+		if !shutting {
+			s.agentExited(ctx, name, errors.New("the agent exited while starting"))
+		}
 		return
 	}
 	if !shutting && agent.Events().DidOpen {
