@@ -158,6 +158,16 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 // Done is closed when the connection to the agent has ended.
 func (a *Agent) Done() <-chan struct{} { return a.conn.Done() }
 
+// Ended reports whether the connection to the agent has ended.
+func (a *Agent) Ended() bool {
+	select {
+	case <-a.conn.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 // Initialize runs ACP initialize and records what the agent offers. It returns ErrNoNES (with the
 // response) when the agent has no NES capability.
 func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error) {

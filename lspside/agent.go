@@ -80,7 +80,7 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	}
 	go s.watchAgent(ctx, agent, name)
 	err = agent.StartNES(ictx, s.startRequest())
-	if err != nil && restart && ended(agent) {
+	if err != nil && restart && agent.Ended() {
 		return // watchAgent counts it as an exit
 	}
 	switch {
@@ -248,16 +248,6 @@ func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name stri
 	}
 }
 
-// ended reports whether an agent's connection has ended.
-func ended(a *acpside.Agent) bool {
-	select {
-	case <-a.Done():
-		return true
-	default:
-		return false
-	}
-}
-
 // readyAgent waits, within ctx, for the agent to finish starting and returns it, or nil when
 // there is none.
 func (s *Server) readyAgent(ctx context.Context) *acpside.Agent {
@@ -362,7 +352,7 @@ func endedWithin(a *acpside.Agent, d time.Duration) bool {
 // send fails until watchAgent restarts it: those are logged at debug level, not one error per
 // keystroke.
 func (s *Server) sendFailed(agent *acpside.Agent, what string, err error) {
-	if agent != nil && ended(agent) {
+	if agent != nil && agent.Ended() {
 		s.log.Debug().Str("dir", "bridge→agent").Err(err).Msg(what + " (the agent has exited)")
 		return
 	}

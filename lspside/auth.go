@@ -100,15 +100,28 @@ func (s *Server) signIn(ctx context.Context, agent *acpside.Agent, name string) 
 
 // authTitles are the choices shown for the auth methods, unique so that the answer names one.
 func authTitles(methods []acpside.AuthMethod) []string {
-	titles := make([]string, len(methods))
-	seen := map[string]bool{notNow: true}
+	names, ids := make([]string, len(methods)), make([]string, len(methods))
 	for i, m := range methods {
-		t := m.Name
+		names[i], ids[i] = m.Name, m.ID
+	}
+	return uniqueTitles(names, ids, notNow)
+}
+
+// uniqueTitles names the buttons of a question (window/showMessageRequest answers with a title):
+// each choice's name, or its id when it has none, with the id added to a name already taken, so
+// that every answer names one choice. reserved are titles of other buttons.
+func uniqueTitles(names, ids []string, reserved ...string) []string {
+	titles := make([]string, len(names))
+	seen := map[string]bool{}
+	for _, r := range reserved {
+		seen[r] = true
+	}
+	for i, t := range names {
 		if t == "" {
-			t = m.ID
+			t = ids[i]
 		}
 		if seen[t] {
-			t = fmt.Sprintf("%s (%s)", t, m.ID)
+			t = fmt.Sprintf("%s (%s)", t, ids[i])
 		}
 		seen[t] = true
 		titles[i] = t

@@ -26,19 +26,11 @@ func (s *Server) requestPermission(ctx context.Context, p acp.RequestPermissionR
 	if a := s.currentAgent(); a != nil {
 		name = a.Name()
 	}
-	titles := make([]string, len(p.Options))
-	seen := map[string]bool{}
+	names, ids := make([]string, len(p.Options)), make([]string, len(p.Options))
 	for i, o := range p.Options {
-		t := o.Name
-		if t == "" {
-			t = string(o.OptionId)
-		}
-		if seen[t] {
-			t = fmt.Sprintf("%s (%s)", t, o.OptionId)
-		}
-		seen[t] = true
-		titles[i] = t
+		names[i], ids[i] = o.Name, string(o.OptionId)
 	}
+	titles := uniqueTitles(names, ids)
 	s.log.Info().Str("dir", "agent→bridge").Str("what", what).Msg("session/request_permission")
 	choice, err := s.ask(ctx, protocol.MessageTypeWarning, fmt.Sprintf("acp-lsp-bridge: %s asks permission for %s.", name, what), titles...)
 	i := indexOf(titles, choice)

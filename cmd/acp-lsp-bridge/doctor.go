@@ -672,7 +672,7 @@ func (r *doctorReport) classify(ctx, stepCtx context.Context, run doctorRun, age
 		switch {
 		case re.Code == -32601 && step == "nes/start":
 			reason += " (it does not implement Next Edit Suggestions sessions)"
-		case doctorAuthRequired(re):
+		case acpside.AuthRequired(re):
 			hint := "sign in with the agent first"
 			if r.Agent != nil && len(r.Agent.AuthMethods) > 0 {
 				ids := make([]string, len(r.Agent.AuthMethods))
@@ -686,7 +686,7 @@ func (r *doctorReport) classify(ctx, stepCtx context.Context, run doctorRun, age
 		r.fail(step, failures[0], reason)
 		return
 	}
-	if doctorAgentDone(agent) {
+	if agent.Ended() {
 		status := ""
 		if run.tap != nil {
 			status = run.tap.waitExit(500 * time.Millisecond)
@@ -723,17 +723,6 @@ func doctorAgentError(err error) *acp.RequestError {
 		}
 	}
 	return re
-}
-
-func doctorAuthRequired(re *acp.RequestError) bool { return acpside.AuthRequired(re) }
-
-func doctorAgentDone(a *acpside.Agent) bool {
-	select {
-	case <-a.Done():
-		return true
-	default:
-		return false
-	}
 }
 
 func doctorDescribeAgent(resp *acp.InitializeResponse, enc encoding.Kind) *doctorAgent {
