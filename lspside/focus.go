@@ -115,18 +115,17 @@ func (s *Server) focus(ctx context.Context, snap *document.Snapshot, cursor int,
 // is for another document than the active one, a focus change (the editor told nothing, but the
 // user is there now).
 func (s *Server) requestAt(ctx context.Context, snap *document.Snapshot, cursor int) {
+	// Callers took snap in the read loop, where every change is applied too: it is current.
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
-	cur, ok := s.docs.Get(snap.URI)
-	if !ok || cur.Version != snap.Version {
-		return
-	}
 	s.mu.Lock()
 	other := s.active != snap.URI
-	s.cursors[snap.URI] = cursor
+	if !other {
+		s.cursors[snap.URI] = cursor
+	}
 	s.mu.Unlock()
 	if other {
-		s.focus(ctx, snap, cursor, nil)
+		s.focus(ctx, snap, cursor, nil) // records the cursor too
 		return
 	}
 	s.ed.Cursor(snap.URI, snap.Mapper, cursor)
