@@ -105,6 +105,9 @@ co = coroutine.create(function()
   end
   check(AcpLspBridgeStatus() == '', 'AcpLspBridgeStatus() is not empty before any request')
   check(wait_for(function() return #agent_msgs('document/didOpen') > 0 end, 10000), 'the agent never got the document')
+  -- vim.lsp.inline_completion sets the buffer up in a vim.schedule after LspAttach; keys typed
+  -- before that ask nothing. Give it time on a loaded machine.
+  sleep(300)
 
   -- Accept with <Tab>. When a request to the bridge starts, acp.lua's LspRequest handler (defined
   -- first, so run first) has marked the buffer busy.
