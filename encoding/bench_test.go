@@ -42,7 +42,7 @@ func benchDocs() []benchDoc {
 	pick := func(m *Mapper, wantASCII bool) []int {
 		var lines []int
 		for l := 0; l < m.LineCount()-1; l++ {
-			line := m.text[m.LineStart(l):m.lineContentEnd(l)]
+			line := m.Text()[m.LineStart(l):m.LineContentEnd(l)]
 			if len(line) > 8 && (countNonASCII(line) == 0) == wantASCII {
 				lines = append(lines, l)
 			}
@@ -65,9 +65,9 @@ func benchPoints(d benchDoc, k Kind) ([]int, []Position) {
 	offs := make([]int, 0, len(d.lines))
 	ps := make([]Position, 0, len(d.lines))
 	for _, l := range d.lines {
-		start, end := d.m.LineStart(l), d.m.lineContentEnd(l)
+		start, end := d.m.LineStart(l), d.m.LineContentEnd(l)
 		off := start + (end-start)*3/4
-		for off > start && !boundaries(d.m.text[start:end])[off-start] {
+		for off > start && !boundaries(d.m.Text()[start:end])[off-start] {
 			off--
 		}
 		p, err := d.m.OffsetPosition(off, k)

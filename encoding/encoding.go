@@ -25,8 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -105,64 +105,23 @@ var ErrOutOfRange = errors.New("position out of range")
 // ErrInsideCharacter reports an offset that splits a character or a "\r\n" line ending.
 var ErrInsideCharacter = errors.New("offset inside a character")
 
-// Mapper converts positions of one immutable text. Build it once per text with [NewMapper]; it is
-// safe for concurrent use.
+// Mapper converts positions of one immutable text. Build it once per text with [NewMapper], or
+// from another with [Mapper.Edit]; it is safe for concurrent use.
+//
+// The text is held as a rope (see rope.go), so Edit costs about the same whatever the size of the
+// text, and mappers before and after an edit share most of their memory. [Mapper.Text] joins the
+// rope into one string the first time it is called on a mapper made by Edit; code on the keystroke
+// path uses [Mapper.Len], [Mapper.Slice] and [Mapper.ByteAt] instead.
 type Mapper struct {
-	text       string
-	lineStarts []int // byte offset of the start of each line; lineStarts[0] == 0
-	nonASCII   int   // number of bytes >= 0x80, kept so that Edit can update ascii without a rescan
-	ascii      bool  // nonASCII == 0: every encoding counts bytes
+	root *node
+	text atomic.Pointer[string] // the whole text, once joined (at once for NewMapper)
 }
 
-// NewMapper indexes text.
+// NewMapper indexes text. The rope's leaves are substrings of text: nothing is copied.
 func NewMapper(text string) *Mapper {
-	m := &Mapper{text: text, nonASCII: countNonASCII(text)}
-	m.ascii = m.nonASCII == 0
-	m.lineStarts = appendLineStarts(make([]int, 1, 1+len(text)/32), text)
+	m := &Mapper{root: newRope(text)}
+	m.text.Store(&text)
 	return m
-}
-
-// appendLineStarts appends the start of every line of text but the first. It searches for "\n"
-// with strings.IndexByte, and looks for lone "\r" line endings between them only when the text
-// has a "\r" at all.
-func appendLineStarts(starts []int, text string) []int {
-	hasCR := strings.IndexByte(text, '\r') >= 0
-	for i := 0; ; {
-		j := strings.IndexByte(text[i:], '\n')
-		segEnd := len(text)
-		if j >= 0 {
-			segEnd = i + j
-		}
-		if hasCR {
-			for k := i; k < segEnd; {
-				r := strings.IndexByte(text[k:segEnd], '\r')
-				if r < 0 {
-					break
-				}
-				k += r + 1
-				if k < segEnd || j < 0 { // a "\r" just before the "\n" is part of "\r\n"
-					starts = append(starts, k)
-				}
-			}
-		}
-		if j < 0 {
-			return starts
-		}
-		i = segEnd + 1
-		starts = append(starts, i)
-	}
-}
-
-// isLineStart reports whether offset p, in [1, len(text)], starts a line of text: the byte before
-// it is "\n", or a "\r" that is not followed by "\n".
-func isLineStart(text string, p int) bool {
-	switch text[p-1] {
-	case '\n':
-		return true
-	case '\r':
-		return p == len(text) || text[p] != '\n'
-	}
-	return false
 }
 
 // countNonASCII returns the number of bytes >= 0x80 in s, eight bytes at a time.
@@ -184,45 +143,107 @@ func countNonASCII(s string) int {
 	return n
 }
 
-// Text returns the indexed text.
-func (m *Mapper) Text() string { return m.text }
+// Text returns the whole text. On a mapper made by Edit the first call joins the rope, which costs
+// a copy of the text; later calls return the same string.
+func (m *Mapper) Text() string {
+	if p := m.text.Load(); p != nil {
+		return *p
+	}
+	var b strings.Builder
+	b.Grow(m.root.bytes)
+	m.root.each(0, m.root.bytes, func(s string) { b.WriteString(s) })
+	s := b.String()
+	m.text.Store(&s)
+	return s
+}
+
+// Len returns the length of the text in bytes.
+func (m *Mapper) Len() int { return m.root.bytes }
+
+// Slice returns the bytes [start, end) of the text, which must be in range with start <= end.
+// Within one leaf of the rope, or once the text is joined, it copies nothing.
+func (m *Mapper) Slice(start, end int) string {
+	if start < 0 || start > end || end > m.root.bytes {
+		panic(fmt.Sprintf("encoding: Mapper.Slice(%d, %d) on a text of %d bytes", start, end, m.root.bytes))
+	}
+	if p := m.text.Load(); p != nil {
+		return (*p)[start:end]
+	}
+	return m.root.slice(start, end)
+}
+
+// ByteAt returns the byte at offset, in [0, Len()).
+func (m *Mapper) ByteAt(offset int) byte {
+	if offset < 0 || offset >= m.root.bytes {
+		panic(fmt.Sprintf("encoding: Mapper.ByteAt(%d) on a text of %d bytes", offset, m.root.bytes))
+	}
+	if p := m.text.Load(); p != nil {
+		return (*p)[offset]
+	}
+	return m.root.byteAt(offset)
+}
+
+// Equal reports whether two mappers hold the same text. Mappers that share their rope compare at
+// once; others compare chunk by chunk, without joining either text.
+func (m *Mapper) Equal(o *Mapper) bool {
+	if m == o || m.root == o.root {
+		return true
+	}
+	if m.root.bytes != o.root.bytes {
+		return false
+	}
+	equal, off := true, 0
+	m.root.each(0, m.root.bytes, func(s string) {
+		if equal {
+			equal = s == o.Slice(off, off+len(s))
+			off += len(s)
+		}
+	})
+	return equal
+}
+
+// ascii reports whether every byte of the text is ASCII: then every encoding counts bytes.
+func (m *Mapper) ascii() bool { return m.root.nonASCII == 0 }
 
 // LineCount returns the number of lines: one more than the number of line endings.
-func (m *Mapper) LineCount() int { return len(m.lineStarts) }
+func (m *Mapper) LineCount() int { return m.root.breaks + 1 }
 
 // LineStart returns the byte offset at which line starts. The line must be in [0, LineCount()).
-func (m *Mapper) LineStart(line int) int { return m.lineStarts[line] }
+func (m *Mapper) LineStart(line int) int {
+	if line < 0 || line > m.root.breaks {
+		panic(fmt.Sprintf("encoding: Mapper.LineStart(%d) on a text of %d lines", line, m.root.breaks+1))
+	}
+	if line == 0 {
+		return 0
+	}
+	_, start, i := m.root.breakAt(line)
+	return start + i + 1
+}
 
-// lineContentEnd returns the offset of the end of line's content, before its line ending.
-func (m *Mapper) lineContentEnd(line int) int {
-	if line+1 >= len(m.lineStarts) {
-		return len(m.text)
+// LineContentEnd returns the offset of the end of line's content, before its line ending. The
+// line must be in [0, LineCount()).
+func (m *Mapper) LineContentEnd(line int) int {
+	if line < 0 || line > m.root.breaks {
+		panic(fmt.Sprintf("encoding: Mapper.LineContentEnd(%d) on a text of %d lines", line, m.root.breaks+1))
 	}
-	end := m.lineStarts[line+1]
-	if end >= 1 && m.text[end-1] == '\n' {
-		end--
-		if end >= 1 && m.text[end-1] == '\r' {
-			end--
-		}
-	} else if end >= 1 && m.text[end-1] == '\r' {
-		end--
+	if line == m.root.breaks {
+		return m.root.bytes
 	}
-	return end
+	// The line ends at its break, or at the "\r" before it, which is in the same leaf.
+	leaf, start, i := m.root.breakAt(line + 1)
+	if i > 0 && leaf.chunk[i] == '\n' && leaf.chunk[i-1] == '\r' {
+		i--
+	}
+	return start + i
 }
 
 // LineOf returns the line that contains offset (the line whose start is the greatest one not after
-// offset). offset must be in [0, len(text)].
+// offset). offset must be in [0, Len()].
 func (m *Mapper) LineOf(offset int) int {
-	lo, hi := 0, len(m.lineStarts)
-	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if m.lineStarts[mid] <= offset {
-			lo = mid
-		} else {
-			hi = mid
-		}
+	if offset < 0 || offset > m.root.bytes {
+		panic(fmt.Sprintf("encoding: Mapper.LineOf(%d) on a text of %d bytes", offset, m.root.bytes))
 	}
-	return lo
+	return m.root.breaksBefore(offset)
 }
 
 // PositionOffset converts a position in encoding k to a byte offset, applying the edge rules of the
@@ -231,30 +252,33 @@ func (m *Mapper) PositionOffset(p Position, k Kind) (int, error) {
 	if p.Line < 0 || p.Character < 0 {
 		return 0, fmt.Errorf("%w: negative position %v", ErrOutOfRange, p)
 	}
-	if p.Line >= len(m.lineStarts) {
-		if p.Line == len(m.lineStarts) {
-			return len(m.text), nil
+	if lines := m.LineCount(); p.Line >= lines {
+		if p.Line == lines {
+			return m.Len(), nil
 		}
-		return 0, fmt.Errorf("%w: line %d, the text has %d lines", ErrOutOfRange, p.Line, len(m.lineStarts))
+		return 0, fmt.Errorf("%w: line %d, the text has %d lines", ErrOutOfRange, p.Line, lines)
 	}
-	start, end := m.lineStarts[p.Line], m.lineContentEnd(p.Line)
+	start, end := m.LineStart(p.Line), m.LineContentEnd(p.Line)
 	if p.Character >= end-start {
 		// Past the end of the line in every encoding: no character is narrower than one byte. The
 		// comparison also keeps start+p.Character below from overflowing for a huge p.Character.
 		return end, nil
 	}
-	if k == UTF8 || m.ascii {
-		off := start + p.Character
+	// The byte before the line, if any, ends a line: looking back for the start of a character
+	// never needs to leave the line.
+	line := m.Slice(start, end)
+	if k == UTF8 || m.ascii() {
+		off := p.Character
 		// Round down to the start of a character.
-		for off > start && off < len(m.text) && !utf8.RuneStart(m.text[off]) && validContinuation(m.text, off) {
+		for off > 0 && !utf8.RuneStart(line[off]) && validContinuation(line, off) {
 			off--
 		}
-		return off, nil
+		return start + off, nil
 	}
 	units := 0
-	off := start
-	for off < end {
-		if m.text[off] < utf8.RuneSelf {
+	off := 0
+	for off < len(line) {
+		if line[off] < utf8.RuneSelf {
 			if units == p.Character {
 				break
 			}
@@ -262,7 +286,7 @@ func (m *Mapper) PositionOffset(p Position, k Kind) (int, error) {
 			off++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(m.text[off:end])
+		r, size := utf8.DecodeRuneInString(line[off:])
 		w := 1
 		if k == UTF16 && r != utf8.RuneError && r >= 0x10000 {
 			w = 2
@@ -273,7 +297,7 @@ func (m *Mapper) PositionOffset(p Position, k Kind) (int, error) {
 		units += w
 		off += size
 	}
-	return off, nil
+	return start + off, nil
 }
 
 // validContinuation reports whether the continuation byte at off belongs to a valid multi-byte
@@ -289,24 +313,25 @@ func validContinuation(text string, off int) bool {
 }
 
 // OffsetPosition converts a byte offset to a position in encoding k. An offset inside a character or
-// inside a "\r\n" pair, or outside [0, len(text)], is an error.
+// inside a "\r\n" pair, or outside [0, Len()], is an error.
 func (m *Mapper) OffsetPosition(offset int, k Kind) (Position, error) {
-	if offset < 0 || offset > len(m.text) {
-		return Position{}, fmt.Errorf("%w: offset %d, the text has %d bytes", ErrOutOfRange, offset, len(m.text))
+	if offset < 0 || offset > m.Len() {
+		return Position{}, fmt.Errorf("%w: offset %d, the text has %d bytes", ErrOutOfRange, offset, m.Len())
 	}
 	line := m.LineOf(offset)
-	start, end := m.lineStarts[line], m.lineContentEnd(line)
+	start, end := m.LineStart(line), m.LineContentEnd(line)
 	if offset > end {
 		// Inside the line ending: only the byte between "\r" and "\n" can be reached here.
 		return Position{}, fmt.Errorf("%w: offset %d splits a \\r\\n line ending", ErrInsideCharacter, offset)
 	}
-	if offset < len(m.text) && !utf8.RuneStart(m.text[offset]) && validContinuation(m.text, offset) {
+	text, rel := m.Slice(start, end), offset-start
+	if rel < len(text) && !utf8.RuneStart(text[rel]) && validContinuation(text, rel) {
 		return Position{}, fmt.Errorf("%w: offset %d", ErrInsideCharacter, offset)
 	}
-	if k == UTF8 || m.ascii {
-		return Position{Line: line, Character: offset - start}, nil
+	if k == UTF8 || m.ascii() {
+		return Position{Line: line, Character: rel}, nil
 	}
-	return Position{Line: line, Character: Units(m.text[start:offset], k)}, nil
+	return Position{Line: line, Character: Units(text[:rel], k)}, nil
 }
 
 // Units returns the length of s in encoding k, counting each invalid byte as one unit.
@@ -366,48 +391,11 @@ func (m *Mapper) OffsetsRange(start, end int, k Kind) (Range, error) {
 
 // Edit returns the mapper of the text with the bytes [start, end) replaced by text. The offsets
 // must be in range with start <= end; Edit panics otherwise. The result equals NewMapper of the
-// edited text, but only the replaced and inserted bytes are scanned: the line starts before the edit
-// are copied and those after it shifted. Building the new text string still copies the document.
+// edited text, but its cost depends on the size of the edit, not of the text: it builds new
+// leaves around the edit and a new path to them, and shares the rest of the rope with m.
 func (m *Mapper) Edit(start, end int, text string) *Mapper {
-	if start < 0 || start > end || end > len(m.text) {
-		panic(fmt.Sprintf("encoding: Mapper.Edit(%d, %d) on a text of %d bytes", start, end, len(m.text)))
+	if start < 0 || start > end || end > m.root.bytes {
+		panic(fmt.Sprintf("encoding: Mapper.Edit(%d, %d) on a text of %d bytes", start, end, m.root.bytes))
 	}
-	newText := m.text[:start] + text + m.text[end:]
-	delta := len(text) - (end - start)
-
-	// Whether offset p starts a line depends only on the bytes at p-1 and p. Line starts before
-	// start look at old bytes only and are kept; those after end are the old ones shifted by delta
-	// (their two bytes are old bytes, or the end of the text, moved together). Every offset in
-	// [start, start+len(text)] is decided again on the new text, which covers a "\r" and a "\n"
-	// joining or splitting at either edge of the edit.
-	old := m.lineStarts
-	keep := sort.SearchInts(old, start) // old[:keep] < start
-	tail := sort.SearchInts(old, end+1) // old[tail:] > end
-	// At most one start per "\r" or "\n" in the region, plus the one after the byte before it.
-	bound := 1 + strings.Count(text, "\n") + strings.Count(text, "\r")
-	if start == 0 {
-		bound++
-	}
-	starts := make([]int, keep, keep+bound+len(old)-tail)
-	copy(starts, old[:keep])
-	lo := start
-	if lo == 0 {
-		starts = append(starts, 0)
-		lo = 1
-	}
-	for p, hi := lo, start+len(text); p <= hi; p++ {
-		if isLineStart(newText, p) {
-			starts = append(starts, p)
-		}
-	}
-	for _, q := range old[tail:] {
-		starts = append(starts, q+delta)
-	}
-
-	nonASCII := m.nonASCII
-	if !m.ascii {
-		nonASCII -= countNonASCII(m.text[start:end])
-	}
-	nonASCII += countNonASCII(text)
-	return &Mapper{text: newText, lineStarts: starts, nonASCII: nonASCII, ascii: nonASCII == 0}
+	return &Mapper{root: m.root.edit(start, end, text)}
 }

@@ -420,13 +420,13 @@ func sameMapper(got *Mapper, text string) string {
 		return fmt.Sprintf("text %q, want %q", got.Text(), want.Text())
 	case got.LineCount() != want.LineCount():
 		return fmt.Sprintf("line count %d, want %d", got.LineCount(), want.LineCount())
-	case got.ascii != want.ascii || got.nonASCII != want.nonASCII:
-		return fmt.Sprintf("ascii %v with %d non-ASCII bytes, want %v with %d", got.ascii, got.nonASCII, want.ascii, want.nonASCII)
+	case got.ascii() != want.ascii() || got.root.nonASCII != want.root.nonASCII:
+		return fmt.Sprintf("ascii %v with %d non-ASCII bytes, want %v with %d", got.ascii(), got.root.nonASCII, want.ascii(), want.root.nonASCII)
 	}
 	for line := 0; line < want.LineCount(); line++ {
 		if got.LineStart(line) != want.LineStart(line) {
 			return fmt.Sprintf("LineStart(%d) = %d, want %d (line starts %v, want %v)",
-				line, got.LineStart(line), want.LineStart(line), got.lineStarts, want.lineStarts)
+				line, got.LineStart(line), want.LineStart(line), lineStarts(got), lineStarts(want))
 		}
 	}
 	return ""
@@ -535,9 +535,9 @@ func refStarts(text string) (starts []int, nonASCII int) {
 func checkIndex(t *testing.T, m *Mapper, text string) {
 	t.Helper()
 	starts, nonASCII := refStarts(text)
-	if m.Text() != text || !slices.Equal(m.lineStarts, starts) || m.nonASCII != nonASCII || m.ascii != (nonASCII == 0) {
+	if m.Text() != text || !slices.Equal(lineStarts(m), starts) || m.root.nonASCII != nonASCII || m.ascii() != (nonASCII == 0) {
 		t.Fatalf("mapper of %q: line starts %v, %d non-ASCII bytes (ascii %v); want %v, %d",
-			text, m.lineStarts, m.nonASCII, m.ascii, starts, nonASCII)
+			text, lineStarts(m), m.root.nonASCII, m.ascii(), starts, nonASCII)
 	}
 }
 
@@ -672,6 +672,18 @@ func FuzzEdit(f *testing.F) {
 		if start > end {
 			start, end = end, start
 		}
+		checkEdit(t, text, start, end, insert)
+		// Again with leaves of a few bytes, so that the same inputs cut through a deep rope.
+		tinyRope(t)
+		checkEdit(t, text, start, end, insert)
+	})
+}
+
+// checkEdit checks NewMapper(text).Edit(start, end, insert) against NewMapper of the edited text,
+// and that undoing the edit gives the original back.
+func checkEdit(t *testing.T, text string, start, end int, insert string) {
+	t.Helper()
+	{
 		m := NewMapper(text)
 		edited := text[:start] + insert + text[end:]
 		got := m.Edit(start, end, insert)
@@ -687,5 +699,16 @@ func FuzzEdit(f *testing.F) {
 		if diff := sameMapper(m, text); diff != "" {
 			t.Fatalf("NewMapper(%q).Edit changed the original: %s", text, diff)
 		}
-	})
+		checkRope(t, got.root)
+		checkRope(t, back.root)
+	}
+}
+
+// lineStarts returns every line start of m, through LineStart.
+func lineStarts(m *Mapper) []int {
+	starts := make([]int, m.LineCount())
+	for i := range starts {
+		starts[i] = m.LineStart(i)
+	}
+	return starts
 }
