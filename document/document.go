@@ -46,7 +46,7 @@ func Apply(m *encoding.Mapper, changes []Change, k encoding.Kind) (*encoding.Map
 	applied := make([]Applied, 0, len(changes))
 	for i, c := range changes {
 		if c.Range == nil {
-			applied = append(applied, Applied{Before: m, Start: 0, End: len(m.Text()), Text: c.Text, Full: true})
+			applied = append(applied, Applied{Before: m, Start: 0, End: m.Len(), Text: c.Text, Full: true})
 			m = encoding.NewMapper(c.Text)
 			continue
 		}

@@ -59,11 +59,11 @@ type action struct {
 // offset inside a character or a "\r\n" is moved back to the start of it. It costs time in
 // proportion to the length of the line, not of the text.
 func positionAt(m *encoding.Mapper, off, baseLine int) position3 {
-	off = max(0, min(off, len(m.Text())))
+	off = max(0, min(off, m.Len()))
 	for {
 		p, err := m.OffsetPosition(off, encoding.UTF8)
 		if err == nil || off == 0 {
-			prefix := m.Text()[m.LineStart(p.Line):off]
+			prefix := m.Slice(m.LineStart(p.Line), off)
 			return position3{
 				line: baseLine + p.Line,
 				c8:   len(prefix),
@@ -90,8 +90,8 @@ func normalize(a document.Applied) (change, bool) {
 	if a.Before == nil {
 		return change{}, false
 	}
-	t := a.Before.Text()
 	if a.Full {
+		t := a.Before.Text() // the editor sent the whole text: comparing it is in proportion to it
 		p := commonPrefix(t, a.Text)
 		q := commonSuffix(t[p:], a.Text[p:])
 		if p == len(t) && p == len(a.Text) {
@@ -100,7 +100,7 @@ func normalize(a document.Applied) (change, bool) {
 		return change{before: a.Before, start: p, end: len(t) - q, text: a.Text[p : len(a.Text)-q]}, true
 	}
 	s, e := a.Start, a.End
-	if s < 0 || e > len(t) || s > e || t[s:e] == a.Text {
+	if s < 0 || e > a.Before.Len() || s > e || a.Before.Slice(s, e) == a.Text {
 		return change{}, false // out of range, or text replaced by itself
 	}
 	return change{before: a.Before, start: s, end: e, text: a.Text}, true
@@ -148,7 +148,7 @@ func (s *State) recordAction(d *docState, full bool, c change, now int64) {
 		kind = actInsertChar
 	case removed == 0:
 		kind = actInsertSelection
-	case c.text == "" && oneChar(c.before.Text()[c.start:c.end]):
+	case c.text == "" && oneChar(c.before.Slice(c.start, c.end)):
 		kind = actDeleteChar
 	case c.text == "":
 		kind = actDeleteSelection
@@ -170,12 +170,12 @@ func (s *State) recordAction(d *docState, full bool, c change, now int64) {
 // after it, never at the whole text: a "\r" and a "\n" joined or split by the change are
 // accounted for, since the window starts at a line start that no change can move.
 func afterPosition(c change) position3 {
-	t := c.before.Text()
-	base := c.before.LineOf(c.start)
+	b := c.before
+	base := b.LineOf(c.start)
 	if base > 0 {
 		base--
 	}
-	ws := c.before.LineStart(base)
-	window := t[ws:c.start] + c.text + t[c.end:min(c.end+utf8.UTFMax, len(t))]
+	ws := b.LineStart(base)
+	window := b.Slice(ws, c.start) + c.text + b.Slice(c.end, min(c.end+utf8.UTFMax, b.Len()))
 	return positionAt(encoding.NewMapper(window), c.start-ws+len(c.text), base)
 }

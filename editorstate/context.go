@@ -250,7 +250,7 @@ func recentFiles(snap *document.Snapshot, open []*document.Snapshot, views map[s
 		if len(out) == limit || v.touchSeq == 0 {
 			break
 		}
-		if len(d.Text()) > maxBytes {
+		if d.Mapper.Len() > maxBytes {
 			continue
 		}
 		out = append(out, acp.UnstableNesRecentFile{Uri: d.URI, LanguageId: languageOf(d, v), Text: d.Text()})
@@ -317,7 +317,7 @@ func fitRange(m *encoding.Mapper, r encoding.Range, k encoding.Kind) (a, b int, 
 		if r.End.Line < 0 || r.End.Character < 0 {
 			return 0, 0, false
 		}
-		b = len(m.Text())
+		b = m.Len()
 	}
 	return a, b, a <= b
 }
@@ -325,7 +325,7 @@ func fitRange(m *encoding.Mapper, r encoding.Range, k encoding.Kind) (a, b int, 
 // diagnostics converts extra, then stored, to the agent's encoding against snap's text.
 func diagnostics(snap *document.Snapshot, cursor int, extra, stored []Diagnostic, editor, agent encoding.Kind) []acp.UnstableNesDiagnostic {
 	m := snap.Mapper
-	cursor = max(0, min(cursor, len(m.Text())))
+	cursor = max(0, min(cursor, m.Len()))
 	cursorLine := m.LineOf(cursor)
 	type key struct {
 		a, b int
@@ -388,15 +388,11 @@ func diagnostics(snap *document.Snapshot, cursor int, extra, stored []Diagnostic
 	return out
 }
 
-// lineContentEnd returns the offset of the end of line's text, before its line ending.
+// lineContentEnd returns the offset of the end of line's text, before its line ending; the end of
+// the text for a line beyond the last.
 func lineContentEnd(m *encoding.Mapper, line int) int {
-	t := m.Text()
-	end := lineEnd(m, line+1)
-	if end > m.LineStart(line) && t[end-1] == '\n' {
-		end--
+	if line >= m.LineCount() {
+		return m.Len()
 	}
-	if end > m.LineStart(line) && t[end-1] == '\r' {
-		end--
-	}
-	return end
+	return m.LineContentEnd(line)
 }

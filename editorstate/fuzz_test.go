@@ -68,9 +68,9 @@ func FuzzChanged(f *testing.F) {
 				changes = append(changes, document.Change{Text: t[:at] + fuzzFragments[r.next()%len(fuzzFragments)] + t[at:]})
 			case op == 12:
 				s.Focused(other, otherM, 0, true, &LineRange{0, r.next()})
-				s.Focused(uri, m, r.next()*len(m.Text())/256, true, nil)
+				s.Focused(uri, m, r.next()*m.Len()/256, true, nil)
 			case op == 13:
-				s.Cursor(uri, m, r.next()*len(m.Text())/256)
+				s.Cursor(uri, m, r.next()*m.Len()/256)
 			default:
 				now = now.Add(time.Duration(r.next()) * 100 * time.Millisecond)
 			}
@@ -96,7 +96,7 @@ func FuzzChanged(f *testing.F) {
 		snap := &document.Snapshot{URI: uri, Mapper: m}
 		for _, k := range []encoding.Kind{encoding.UTF8, encoding.UTF16, encoding.UTF32} {
 			ctx := s.Context(Request{
-				Want: allKeys, Snap: snap, Cursor: len(m.Text()) / 2,
+				Want: allKeys, Snap: snap, Cursor: m.Len() / 2,
 				Open: []*document.Snapshot{snap, {URI: other, Mapper: otherM}}, Agent: k, Editor: encoding.UTF16,
 				Extra: []Diagnostic{{Range: encoding.Range{End: encoding.Position{Line: 1 << 20}}, Message: "all"}},
 			})

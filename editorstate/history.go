@@ -34,7 +34,7 @@ func (g *group) size() int { return len(g.old) + len(g.new) }
 // text for the last line and beyond.
 func lineEnd(m *encoding.Mapper, line int) int {
 	if line >= m.LineCount() {
-		return len(m.Text())
+		return m.Len()
 	}
 	return m.LineStart(line)
 }
@@ -44,14 +44,14 @@ func lineEnd(m *encoding.Mapper, line int) int {
 // change that ends at the start of a line and leaves a line start there (one that inserts or
 // deletes whole lines) does not touch that line, so its region can be empty.
 func changeLines(c change) (first, end int) {
-	b, t := c.before, c.before.Text()
+	b := c.before
 	first = b.LineOf(c.start)
-	if first > 0 && c.start == b.LineStart(first) && t[c.start-1] == '\r' {
+	if first > 0 && c.start == b.LineStart(first) && b.ByteAt(c.start-1) == '\r' {
 		var next byte
 		if c.text != "" {
 			next = c.text[0]
-		} else if c.end < len(t) {
-			next = t[c.end]
+		} else if c.end < b.Len() {
+			next = b.ByteAt(c.end)
 		}
 		if next == '\n' {
 			first--
@@ -67,17 +67,17 @@ func changeLines(c change) (first, end int) {
 // endsAtLineStart reports whether the end of the text c inserts is the start of a line in the
 // text after c.
 func endsAtLineStart(c change) bool {
-	t := c.before.Text()
+	b := c.before
 	var prev byte
 	switch {
 	case c.text != "":
 		prev = c.text[len(c.text)-1]
 	case c.start > 0:
-		prev = t[c.start-1]
+		prev = b.ByteAt(c.start - 1)
 	default:
 		return true
 	}
-	return prev == '\n' || prev == '\r' && (c.end == len(t) || t[c.end] != '\n')
+	return prev == '\n' || prev == '\r' && (c.end == b.Len() || b.ByteAt(c.end) != '\n')
 }
 
 // countBreaks counts the line endings of the concatenation of pieces: "\n", "\r\n" and a lone "\r".
@@ -99,19 +99,19 @@ func countBreaks(pieces ...string) int {
 
 func isBreak(c byte) bool { return c == '\n' || c == '\r' }
 
-// endsWithEmptyLine reports whether the last line of t is empty.
-func endsWithEmptyLine(t string) bool { return t == "" || isBreak(t[len(t)-1]) }
+// endsWithEmptyLine reports whether the last line of m's text is empty.
+func endsWithEmptyLine(m *encoding.Mapper) bool { return m.Len() == 0 || isBreak(m.ByteAt(m.Len()-1)) }
 
 // afterEndsWithEmptyLine reports whether the last line of the text after c is empty.
 func afterEndsWithEmptyLine(c change) bool {
-	t := c.before.Text()
+	b := c.before
 	switch {
-	case c.end < len(t):
-		return isBreak(t[len(t)-1])
+	case c.end < b.Len():
+		return isBreak(b.ByteAt(b.Len() - 1))
 	case c.text != "":
 		return isBreak(c.text[len(c.text)-1])
 	case c.start > 0:
-		return isBreak(t[c.start-1])
+		return isBreak(b.ByteAt(c.start - 1))
 	}
 	return true
 }
@@ -134,12 +134,12 @@ func join(pieces ...string) string {
 // recordHistory adds change c of document d to the entry being built, or starts a new entry.
 // Its cost is in proportion to the lines c touches and the size of the entry, not to the text.
 func (s *State) recordHistory(d *docState, c change, now time.Time) {
-	b, t := c.before, c.before.Text()
+	b := c.before
 	first, end := changeLines(c)
 	ro, re := b.LineStart(first), lineEnd(b, end)
 	oldSize := re - ro
 	newSize := oldSize - (c.end - c.start) + len(c.text)
-	newLines := countBreaks(t[ro:c.start], c.text, t[c.end:re])
+	newLines := countBreaks(b.Slice(ro, c.start), c.text, b.Slice(c.end, re))
 	atEnd := end == b.LineCount() // the region has the text's last line, which has no line ending
 	if atEnd {
 		newLines++
@@ -155,19 +155,19 @@ func (s *State) recordHistory(d *docState, c change, now time.Time) {
 			case g.large:
 				if tooLarge {
 					if u1 > gEnd {
-						g.oldTail = u1 == b.LineCount() && endsWithEmptyLine(t)
+						g.oldTail = u1 == b.LineCount() && endsWithEmptyLine(b)
 					}
 					g.newTail = u1 == b.LineCount() && afterEndsWithEmptyLine(c)
 					merged = true
 				}
-			case t[b.LineStart(g.start):lineEnd(b, gEnd)] == g.new:
+			case b.Slice(b.LineStart(g.start), lineEnd(b, gEnd)) == g.new:
 				uo, ue := b.LineStart(u0), lineEnd(b, u1)
-				above, below := t[uo:b.LineStart(g.start)], t[lineEnd(b, gEnd):ue]
+				above, below := b.Slice(uo, b.LineStart(g.start)), b.Slice(lineEnd(b, gEnd), ue)
 				mergedOld := len(above) + len(g.old) + len(below)
 				mergedNew := (ue - uo) - (c.end - c.start) + len(c.text)
 				if mergedOld+mergedNew <= s.lim.EntryBytes {
 					g.old = join(above, g.old, below)
-					g.new = join(t[uo:c.start], c.text, t[c.end:ue])
+					g.new = join(b.Slice(uo, c.start), c.text, b.Slice(c.end, ue))
 					merged = true
 				}
 			}
@@ -184,11 +184,11 @@ func (s *State) recordHistory(d *docState, c change, now time.Time) {
 	g := &group{uri: d.uri, start: first, oldLines: end - first, newLines: newLines, last: now}
 	if tooLarge {
 		g.large = true
-		g.oldTail = atEnd && endsWithEmptyLine(t)
+		g.oldTail = atEnd && endsWithEmptyLine(b)
 		g.newTail = atEnd && afterEndsWithEmptyLine(c)
 	} else {
-		g.old = join(t[ro:re])
-		g.new = join(t[ro:c.start], c.text, t[c.end:re])
+		g.old = join(b.Slice(ro, re))
+		g.new = join(b.Slice(ro, c.start), c.text, b.Slice(c.end, re))
 	}
 	s.history.push(g)
 	s.open = g

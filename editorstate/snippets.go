@@ -318,7 +318,7 @@ func excerpts(found []*fileHits) []acp.UnstableNesRelatedSnippet {
 		}
 		m := f.snap.Mapper
 		last := m.LineCount() - 1
-		if last > 0 && m.LineStart(last) == len(m.Text()) {
+		if last > 0 && m.LineStart(last) == m.Len() {
 			last-- // the empty line after a final line ending is not worth showing
 		}
 		var ranges []LineRange

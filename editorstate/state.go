@@ -257,7 +257,7 @@ func (s *State) Cursor(uri string, m *encoding.Mapper, cursor int) {
 }
 
 func (s *State) cursorTo(d *docState, m *encoding.Mapper, cursor int, now time.Time) {
-	cursor = max(0, min(cursor, len(m.Text())))
+	cursor = max(0, min(cursor, m.Len()))
 	if !d.hasCursor || d.cursor != cursor {
 		s.actions.push(action{kind: actCursorMovement, uri: d.uri, pos: positionAt(m, cursor, 0), ms: now.UnixMilli()})
 	}

@@ -254,7 +254,7 @@ func (a *Agent) didChange(p acp.UnstableDidChangeDocumentNotification) *acp.Requ
 // record adds one applied change to the document's edit history, grouping it with the growing
 // edit when it touches it.
 func (d *docState) record(ap document.Applied) {
-	before := ap.Before.Text()
+	b := ap.Before // its Slice costs in proportion to the slice, Text to the document
 	if ap.Full {
 		d.edits, d.open = nil, false
 		return
@@ -267,18 +267,18 @@ func (d *docState) record(ap document.Applied) {
 			e.New = e.New[:ap.Start-e.Start] + ap.Text + e.New[ap.End-e.Start:]
 			return
 		case ap.End == e.Start && ap.Start < e.Start: // just before it (backspace at its start)
-			e.Old = before[ap.Start:ap.End] + e.Old
+			e.Old = b.Slice(ap.Start, ap.End) + e.Old
 			e.New = ap.Text + e.New
 			e.Start = ap.Start
 			return
 		case ap.Start == end && ap.End > end: // just after it (delete at its end)
-			e.Old += before[ap.Start:ap.End]
+			e.Old += b.Slice(ap.Start, ap.End)
 			e.New += ap.Text
 			return
 		}
-		d.closeEdit(before)
+		d.closeEdit(b.Text())
 	}
-	d.edits = append(d.edits, Edit{Start: ap.Start, Old: before[ap.Start:ap.End], New: ap.Text})
+	d.edits = append(d.edits, Edit{Start: ap.Start, Old: b.Slice(ap.Start, ap.End), New: ap.Text})
 	if len(d.edits) > MaxEdits {
 		d.edits = append(d.edits[:0:0], d.edits[len(d.edits)-MaxEdits:]...)
 	}

@@ -615,11 +615,11 @@ func (c *goldenCase) changes(t *testing.T) (map[string]any, error) {
 	if err != nil {
 		return failed(err), nil
 	}
-	inc, err := ChangesToACP(applied, final.Text(), c.agent, false)
+	inc, err := ChangesToACP(applied, final, c.agent, false)
 	if err != nil {
 		return failed(err), nil
 	}
-	full, err := ChangesToACP(applied, final.Text(), c.agent, true)
+	full, err := ChangesToACP(applied, final, c.agent, true)
 	if err != nil {
 		return failed(err), nil
 	}

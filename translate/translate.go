@@ -53,9 +53,9 @@ func OffsetToACP(m *encoding.Mapper, off int, agent encoding.Kind) (acp.Unstable
 // ChangesToACP turns LSP content changes, as the document mirror applied them, into the content
 // changes of an ACP document/didChange in the agent's encoding: one ranged change per LSP change for
 // an incremental agent, or a single whole-text change (final) for an agent that asked for "full".
-func ChangesToACP(applied []document.Applied, final string, agent encoding.Kind, full bool) ([]acp.UnstableTextDocumentContentChangeEvent, error) {
+func ChangesToACP(applied []document.Applied, final *encoding.Mapper, agent encoding.Kind, full bool) ([]acp.UnstableTextDocumentContentChangeEvent, error) {
 	if full {
-		return []acp.UnstableTextDocumentContentChangeEvent{{Text: final}}, nil
+		return []acp.UnstableTextDocumentContentChangeEvent{{Text: final.Text()}}, nil
 	}
 	out := make([]acp.UnstableTextDocumentContentChangeEvent, 0, len(applied))
 	for i, a := range applied {

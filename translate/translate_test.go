@@ -35,7 +35,7 @@ func TestChangesToACP(t *testing.T) {
 		{encoding.UTF16, `[{"range":{"end":{"character":3,"line":0},"start":{"character":1,"line":0}},"text":"x"},{"range":{"end":{"character":2,"line":1},"start":{"character":2,"line":1}},"text":"語"}]`},
 		{encoding.UTF32, `[{"range":{"end":{"character":2,"line":0},"start":{"character":1,"line":0}},"text":"x"},{"range":{"end":{"character":2,"line":1},"start":{"character":2,"line":1}},"text":"語"}]`},
 	} {
-		got, err := ChangesToACP(applied, final.Text(), tc.agent, false)
+		got, err := ChangesToACP(applied, final, tc.agent, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,13 +44,13 @@ func TestChangesToACP(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", tc.agent, b, tc.want)
 		}
 	}
-	full, _ := ChangesToACP(applied, final.Text(), encoding.UTF16, true)
+	full, _ := ChangesToACP(applied, final, encoding.UTF16, true)
 	if b, _ := json.Marshal(full); string(b) != `[{"text":"axb\r\n日本語\n"}]` {
 		t.Errorf("full sync: %s", b)
 	}
 	// A change without a range stays one.
 	_, applied, _ = document.Apply(base, []document.Change{{Text: "new"}}, encoding.UTF16)
-	whole, _ := ChangesToACP(applied, "new", encoding.UTF8, false)
+	whole, _ := ChangesToACP(applied, encoding.NewMapper("new"), encoding.UTF8, false)
 	if b, _ := json.Marshal(whole); string(b) != `[{"text":"new"}]` {
 		t.Errorf("whole-text change: %s", b)
 	}

@@ -153,6 +153,15 @@ func (a *Agent) Mirror(uri string) (string, bool) {
 	return m.Text(), true
 }
 
+// Version returns the version of the agent's copy of a document: the last didOpen or didChange
+// it applied. It costs the same whatever the size of the document.
+func (a *Agent) Version(uri string) (int, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	v, ok := a.versions[uri]
+	return v, ok
+}
+
 func (a *Agent) record(method string, params json.RawMessage) {
 	a.mu.Lock()
 	a.received = append(a.received, Message{Method: method, Params: append(json.RawMessage(nil), params...)})
