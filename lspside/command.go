@@ -208,7 +208,7 @@ func (s *Server) unchanged(files []translate.FileEdit) bool {
 			continue
 		}
 		cur, ok := s.docs.Get(f.URI)
-		if !ok || cur.Version != *f.Version || cur.Text() != f.Mapper.Text() {
+		if !ok || cur.Version != *f.Version || !cur.Mapper.Equal(f.Mapper) {
 			return false
 		}
 	}

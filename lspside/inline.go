@@ -3,6 +3,7 @@ package lspside
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -120,17 +121,15 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 // the end of what was typed. The item is the rest of the same suggestion (same id), over the typed
 // part, exactly what the agent's own answer would show.
 func (s *Server) typeThrough(snap *document.Snapshot, cursor int, editor encoding.Kind) []protocol.InlineCompletionItem {
-	text := snap.Text()
 	for _, l := range s.sugs.forURI(snap.URI) {
 		// Only once the user has typed: a request for the version the suggestion was made for is
 		// a new question for the agent.
 		if l.kind != "edit" || l.repl == nil || l.applied || len(l.files) != 1 || l.files[0].URI != snap.URI || l.base.Version == snap.Version {
 			continue
 		}
-		base := l.base.Text()
-		ok, done := consistent(base, *l.repl, text)
-		typed := len(text) - len(base) + (l.repl.End - l.repl.Start)
-		if !ok || done || typed <= 0 || cursor != l.repl.Start+typed {
+		region, ok := s.sugs.typedInto(l, snap)
+		typed := len(region)
+		if !ok || !strings.HasPrefix(l.repl.Text, region) || region == l.repl.Text || typed == 0 || cursor != l.repl.Start+typed {
 			continue
 		}
 		rest := translate.Replacement{Start: l.repl.Start, End: l.repl.Start + typed, Text: l.repl.Text}

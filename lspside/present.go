@@ -37,6 +37,8 @@ type live struct {
 	after *location // where the cursor goes after accepting an edit
 	// applied: the documents now read as the suggestion proposed; the accept command follows.
 	applied bool
+	// What the user has typed into each file edit (nil until the file changes); the tracker's.
+	progress []*progress
 }
 
 // present turns one suggestion into a live record, or says why it cannot be shown anywhere. It

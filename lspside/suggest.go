@@ -101,7 +101,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
 	cur, open := s.docs.Get(uri)
-	stale := !open || cur.Version != req.snap.Version || cur.Text() != req.snap.Text()
+	stale := !open || cur.Version != req.snap.Version || !cur.Mapper.Equal(req.snap.Mapper)
 	var out []*live
 	for _, sg := range sugs {
 		if sg.ID == "" {

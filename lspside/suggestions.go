@@ -10,6 +10,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
@@ -111,25 +112,33 @@ func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri strin
 // computed on with its changed region becoming a prefix of what the suggestion proposes (the user
 // typing it through), or all of it (the user applied it; the accept command follows). Any other
 // suggestion produced for the document (a jump, an edit of another file) ends with any change.
-func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot) {
-	text := snap.Text()
+//
+// applied are the changes that made snap, as the mirror applied them. Changes inside the region
+// being typed through are followed there, so a keystroke costs the same whatever the size of the
+// document; any other change compares the whole text, once.
+func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot, applied []document.Applied) {
 	var ended []*live
 	t.mu.Lock()
 	for id, l := range t.by {
-		touched, keep, applied := false, true, true
-		for _, f := range l.files {
+		touched, keep, done := false, true, true
+		for i, f := range l.files {
 			if f.URI != snap.URI {
 				continue
 			}
 			touched = true
-			base := f.Mapper.Text()
-			ok, done := consistent(base, translate.Merge(base, f.Spans), text)
+			if l.progress == nil {
+				l.progress = make([]*progress, len(l.files))
+			}
+			if l.progress[i] == nil {
+				l.progress[i] = newProgress(f)
+			}
+			ok, all := l.progress[i].follow(applied, snap.Mapper)
 			keep = keep && ok
-			applied = applied && done
+			done = done && all
 		}
 		switch {
 		case touched && keep:
-			l.applied = l.applied || applied
+			l.applied = l.applied || done
 			continue
 		case !touched && l.uri != snap.URI:
 			continue
@@ -141,6 +150,67 @@ func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, sna
 	for _, l := range ended {
 		t.end(ctx, agent, l, acp.UnstableNesRejectReasonIgnored)
 	}
+}
+
+// progress follows one file edit of a live suggestion while the user types: the document reads
+// as at, which is the text the edit was computed on (base) with the edit's region holding typed.
+type progress struct {
+	base  *encoding.Mapper
+	repl  translate.Replacement // the file edit's spans merged, on base
+	at    *encoding.Mapper
+	typed string
+}
+
+func newProgress(f translate.FileEdit) *progress {
+	r := translate.Merge(f.Mapper.Text(), f.Spans)
+	return &progress{base: f.Mapper, repl: r, at: f.Mapper, typed: f.Mapper.Slice(r.Start, r.End)}
+}
+
+// follow moves p to text, which applied made from p.at, and reports whether the region now holds
+// a prefix of what the suggestion proposes, and whether it holds all of it.
+func (p *progress) follow(applied []document.Applied, text *encoding.Mapper) (ok, all bool) {
+	inside := len(applied) > 0 && applied[0].Before == p.at
+	typed := p.typed
+	for _, a := range applied {
+		s, e := a.Start-p.repl.Start, a.End-p.repl.Start
+		if !inside || a.Full || s < 0 || e > len(typed) {
+			inside = false
+			break
+		}
+		typed = typed[:s] + a.Text + typed[e:]
+	}
+	if !inside {
+		var read bool
+		if typed, read = regionOf(p.base, p.repl, text); !read {
+			p.at = nil
+			return false, false
+		}
+	}
+	p.at, p.typed = text, typed
+	return strings.HasPrefix(p.repl.Text, typed), typed == p.repl.Text
+}
+
+// regionOf returns what stands in r's region of text, and whether text reads as base outside that
+// region. It compares the whole text.
+func regionOf(base *encoding.Mapper, r translate.Replacement, text *encoding.Mapper) (string, bool) {
+	suffix := base.Len() - r.End
+	if text.Len() < r.Start+suffix ||
+		base.Slice(0, r.Start) != text.Slice(0, r.Start) ||
+		base.Slice(r.End, base.Len()) != text.Slice(text.Len()-suffix, text.Len()) {
+		return "", false
+	}
+	return text.Slice(r.Start, text.Len()-suffix), true
+}
+
+// typedInto returns what stands in the region of l, a single-file edit of snap's document, and
+// whether the document reads as the text l was computed on outside that region.
+func (t *tracker) typedInto(l *live, snap *document.Snapshot) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if l.progress != nil && l.progress[0] != nil && l.progress[0].at == snap.Mapper {
+		return l.progress[0].typed, true
+	}
+	return regionOf(l.files[0].Mapper, *l.repl, snap.Mapper)
 }
 
 // live returns the live suggestions produced for a document at one version, oldest id first.
@@ -169,20 +239,6 @@ func (t *tracker) forURI(uri string) []*live {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
-}
-
-// consistent reports whether text is base with r's region replaced by a prefix of r.Text, and
-// whether that prefix is all of it.
-func consistent(base string, r translate.Replacement, text string) (ok, applied bool) {
-	prefix, suffix := base[:r.Start], base[r.End:]
-	if len(text) < len(prefix)+len(suffix) || !strings.HasPrefix(text, prefix) || !strings.HasSuffix(text, suffix) {
-		return false, false
-	}
-	middle := text[len(prefix) : len(text)-len(suffix)]
-	if !strings.HasPrefix(r.Text, middle) {
-		return false, false
-	}
-	return true, middle == r.Text
 }
 
 func (t *tracker) documentClosed(ctx context.Context, agent *acpside.Agent, uri string) {

@@ -115,12 +115,12 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	}
 	s.ed.Changed(uri, applied)
 	agent := s.currentAgent()
-	s.sugs.documentChanged(ctx, agent, after)
+	s.sugs.documentChanged(ctx, agent, after, applied)
 	if agent == nil || !agent.Events().DidChange {
 		return nil
 	}
 	ev := agent.Events()
-	acpChanges, err := translate.ChangesToACP(applied, after.Text(), agent.Encoding(), ev.FullSync)
+	acpChanges, err := translate.ChangesToACP(applied, after.Mapper, agent.Encoding(), ev.FullSync)
 	if err != nil {
 		return fmt.Errorf("%s: convert changes for the agent: %w", uri, err)
 	}
