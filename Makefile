@@ -17,8 +17,9 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# Every benchmark, then the table of the performance budgets (README "Performance").
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	$(GO) test -run='^$$' -bench=. -benchmem -timeout=60m ./... | $(GO) run ./internal/benchtable
 
 # The packages with fuzz targets. Each target's corpus is committed in testdata/fuzz/<Name>/ and
 # runs, with the targets' seeds, as ordinary tests.

@@ -16,7 +16,7 @@ import (
 // typingSession types "return nil" one character at a time after a tab, asking for an inline
 // completion after each key, against an agent that always proposes to complete the word before
 // the cursor to "return nil". It returns the items shown after each key and the agent's calls.
-func typingSession(t *testing.T, cfg lspside.Config) (shown []string, calls int64) {
+func typingSession(t testing.TB, cfg lspside.Config) (shown []string, calls int64) {
 	const u = "file:///work/project/tt.go"
 	var n atomic.Int64
 	suggest := func(_ context.Context, req acp.UnstableSuggestNesRequest, doc string) (any, *acp.RequestError) {
@@ -80,4 +80,20 @@ func TestTypeThroughAnswersFromTheShownSuggestion(t *testing.T) {
 		t.Errorf("%d agent calls with type-through against %d without: want at least 80%% fewer", callsWith, callsWithout)
 	}
 	t.Logf("agent calls: %d with type-through, %d without; shown after each key: %q", callsWith, callsWithout, with)
+}
+
+// BenchmarkTypeThrough runs the typing session with and without type-through and reports how many
+// fewer agent calls type-through makes, in percent ("fewer-agent-calls-%"; the budget is 80). The
+// text shown must be identical.
+func BenchmarkTypeThrough(b *testing.B) {
+	var with, without int64
+	for b.Loop() {
+		shownWith, n := typingSession(b, lspside.Config{})
+		shownWithout, m := typingSession(b, lspside.Config{NoTypeThrough: true})
+		if strings.Join(shownWith, "\n") != strings.Join(shownWithout, "\n") {
+			b.Fatalf("shown with type-through:\n%s\nwithout:\n%s", strings.Join(shownWith, "\n"), strings.Join(shownWithout, "\n"))
+		}
+		with, without = with+n, without+m
+	}
+	b.ReportMetric(100*(1-float64(with)/float64(without)), "fewer-agent-calls-%")
 }

@@ -1,0 +1,120 @@
+// Command benchtable reads the output of `go test -bench` on its standard input and prints the
+// performance budgets of the bridge as a table: each budget's figure from this run, its limit and
+// whether the run kept it. `make bench` pipes the benchmarks into it.
+//
+// Every figure is a ratio against a baseline measured in the same run, or a quantity the budget
+// names (microseconds added, megabytes resident), never a time compared with a fixed number from
+// another machine. It exits with status 1 when a budget's benchmark did not run, and 0 otherwise:
+// a figure over its limit is reported, since one run on a shared machine is noisy.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// budget is one row: metric unit of benchmark name, compared with limit.
+type budget struct {
+	what      string
+	benchmark string
+	unit      string
+	limit     float64
+	atLeast   bool // the figure must be at least limit (otherwise at most)
+}
+
+var budgets = []budget{
+	{"1. Round trip: median, bridge / direct", "BenchmarkRoundTrip/bridge", "median-ratio", 2.0, false},
+	{"1. Round trip: added at p99 (µs)", "BenchmarkRoundTrip/bridge", "added-p99-µs", 1000, false},
+	{"2. Keystroke, mirror: 10 MB / 100 KB", "BenchmarkApplyOneCharChange/10MB", "10MB/100KB", 3, false},
+	{"2. Keystroke to an incremental agent: 10 MB / 100 KB", "BenchmarkKeystroke/10MB", "10MB/100KB", 3, false},
+	{"3. Type-through: fewer agent calls (%)", "BenchmarkTypeThrough", "fewer-agent-calls-%", 80, true},
+	{"4. Memory, 200 × 100 KB open: RSS / budget", "BenchmarkMemory200Docs", "rss/budget", 1, false},
+	{"5. Start-up: initialize with a 1 s agent (ms)", "BenchmarkStartup", "initialize-ms", 50, false},
+}
+
+// benchLine matches a result line: name, -GOMAXPROCS suffix, iterations, then value/unit pairs.
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+// parse returns, per benchmark name, the value of each unit it reported (the last run wins).
+func parse(r io.Reader, echo io.Writer) (map[string]map[string]float64, error) {
+	out := map[string]map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if echo != nil {
+			fmt.Fprintln(echo, line)
+		}
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		fields := strings.Fields(m[2])
+		units := map[string]float64{}
+		for i := 0; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				break
+			}
+			units[fields[i+1]] = v
+		}
+		out[m[1]] = units
+	}
+	return out, sc.Err()
+}
+
+func main() {
+	quiet := len(os.Args) > 1 && os.Args[1] == "-q"
+	var echo io.Writer = os.Stdout
+	if quiet {
+		echo = nil
+	}
+	results, err := parse(os.Stdin, echo)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	os.Exit(write(os.Stdout, results))
+}
+
+// write prints the table and returns the exit status: 1 when a budget has no figure.
+func write(w io.Writer, results map[string]map[string]float64) int {
+	status := 0
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Budget\tThis run\tLimit\tResult")
+	for _, b := range budgets {
+		v, ok := results[b.benchmark][b.unit]
+		limit := "≤ " + format(b.limit)
+		if b.atLeast {
+			limit = "≥ " + format(b.limit)
+		}
+		switch {
+		case !ok:
+			status = 1
+			fmt.Fprintf(tw, "%s\t(%s did not report %s)\t%s\tmissing\n", b.what, b.benchmark, b.unit, limit)
+		case b.atLeast && v >= b.limit, !b.atLeast && v <= b.limit:
+			fmt.Fprintf(tw, "%s\t%s\t%s\tkept\n", b.what, format(v), limit)
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%s\tOVER\n", b.what, format(v), limit)
+		}
+	}
+	tw.Flush()
+	return status
+}
+
+func format(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+BenchmarkRoundTrip/direct-2         	     500	     83850 ns/op
+BenchmarkRoundTrip/bridge-2         	     500	    192815 ns/op	         1.80 median-ratio	       150.0 added-p99-µs
+--- BENCH: BenchmarkRoundTrip/bridge-2
+BenchmarkApplyOneCharChange/10MB-2  	  242421	      4432 ns/op	  1.35 10MB/100KB	    6024 B/op	      19 allocs/op
+BenchmarkKeystroke/10MB-2           	    3000	     45464 ns/op	  3.50 10MB/100KB
+BenchmarkTypeThrough-2              	      20	  51000000 ns/op	        80.00 fewer-agent-calls-%
+BenchmarkMemory200Docs              	       1	9000000000 ns/op	  0.90 rss/budget
+PASS
+`
+
+func TestTable(t *testing.T) {
+	results, err := parse(strings.NewReader(sample), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	status := write(&out, results)
+	got := strings.Join(strings.Fields(out.String()), " ") // the columns' padding aside
+	for _, want := range []string{
+		"1. Round trip: median, bridge / direct 1.80 ≤ 2.00 kept",
+		"added at p99 (µs) 150 ≤ 1000 kept",
+		"fewer agent calls (%) 80.0 ≥ 80.0 kept",
+		"2. Keystroke to an incremental agent: 10 MB / 100 KB 3.50 ≤ 3.00 OVER",
+		"(BenchmarkStartup did not report initialize-ms) ≤ 50.0 missing",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if status != 1 {
+		t.Errorf("status %d with a budget missing, want 1", status)
+	}
+}
