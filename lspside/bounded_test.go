@@ -1,12 +1,17 @@
 package lspside_test
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	acp "github.com/coder/acp-go-sdk"
+
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 
@@ -98,5 +103,57 @@ func TestStateBoundedOverManyDocuments(t *testing.T) {
 	_ = e.call("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": "file:///work/project/last.go"}}, &actions) // document not open: answered, in order
 	if h := held(); h.Open != 0 || h.Cursors != 0 || h.Live != 0 || h.Inflight != 0 || h.Suggesting != 0 || h.ActiveIsSet || h.Recent > 100 {
 		t.Errorf("with every document closed the bridge holds %+v", h)
+	}
+}
+
+// TestLiveSuggestionsHoldNoTextCopies: edit suggestions with a cursorPosition (where the cursor
+// goes after accepting) keep that position, not the text after the edit: twenty of them live on a
+// 1 MiB document cost nothing like twenty copies of it.
+func TestLiveSuggestionsHoldNoTextCopies(t *testing.T) {
+	const n = 20
+	e := newEditor(t, harnessOpts{quietLog: true, agentCfg: testagent.Config{Encoding: "utf-8",
+		Suggest: func(_ context.Context, req acp.UnstableSuggestNesRequest, _ string) (any, *acp.RequestError) {
+			var sugs []any
+			for k := range n {
+				line := 10 + 20*k
+				sugs = append(sugs, map[string]any{
+					"kind": "edit", "id": fmt.Sprintf("s%d", k), "uri": req.Uri,
+					"edits": []any{map[string]any{
+						"range":   map[string]any{"start": map[string]any{"line": line, "character": 0}, "end": map[string]any{"line": line, "character": 0}},
+						"newText": "// é\n",
+					}},
+					"cursorPosition": map[string]any{"line": line + 1, "character": 0},
+				})
+			}
+			return map[string]any{"suggestions": sugs}, nil
+		}}})
+	e.initialize("utf-16")
+	u := "file:///work/project/big.go"
+	text := testutil.SourceLike(1 << 20)
+	e.open(u, text)
+	e.waitMirror(u, text)
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	var actions []struct {
+		Title string `json:"title"`
+	}
+	e.mustCall("textDocument/codeAction", map[string]any{
+		"textDocument": map[string]any{"uri": u},
+		"range":        map[string]any{"start": lspPos(pos{10, 0}), "end": lspPos(pos{10 + 20*n, 0})},
+		"context":      map[string]any{"diagnostics": []any{}},
+	}, &actions)
+	after := heap()
+	if len(actions) != n {
+		t.Fatalf("%d code actions, want %d live suggestions", len(actions), n)
+	}
+	t.Logf("heap %d bytes before, %d with %d live suggestions on a document of %d bytes", before, after, n, len(text))
+	if after > before+uint64(4*len(text)) {
+		t.Errorf("%d live suggestions took %d bytes of heap: they keep copies of the %d-byte document", n, after-before, len(text))
 	}
 }
