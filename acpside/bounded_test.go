@@ -117,3 +117,21 @@ func TestLongLineBufferIsReleased(t *testing.T) {
 		t.Errorf("the heap grew from %d to %d bytes after one line of 6 MiB: its buffer is kept", before, after)
 	}
 }
+
+// TestFaultLogKindsBounded: an agent that sends ever new unknown methods makes the fault log
+// remember at most maxFaultKinds of them (the rest share one kind per fault).
+func TestFaultLogKindsBounded(t *testing.T) {
+	f := newFaultLog(zerolog.Nop())
+	for i := range 10_000 {
+		f.note(zerolog.WarnLevel, faultUnknownRequest, "r/"+strconv.Itoa(i), "unknown", nil)
+		f.note(zerolog.WarnLevel, faultUnknownNotification, "n/"+strconv.Itoa(i), "unknown", nil)
+		f.note(zerolog.WarnLevel, faultNotJSON, "", "junk", nil)
+	}
+	f.mu.Lock()
+	kinds, order := len(f.kinds), len(f.order)
+	f.mu.Unlock()
+	// The named ones, then "*" for each of the two faults with a method, and the one without.
+	if want := maxFaultKinds + 3; kinds > want || order != kinds {
+		t.Errorf("%d kinds kept (%d in order) after 20000 distinct methods, want at most %d", kinds, order, want)
+	}
+}
