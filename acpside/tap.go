@@ -19,6 +19,18 @@ import (
 // 10 MiB, so longer lines are dropped here, with a log line, before they reach it.
 const maxLine = 8 << 20
 
+// keepLineBuffer is the largest buffer pump keeps between lines. Lines up to the reader's 64 KiB
+// need none; one long answer (megabytes of edits) must not leave its buffer held for the rest of
+// the connection.
+const keepLineBuffer = 1 << 20
+
+// maxAbandoned bounds the requests given up on (cancelled, timed out) whose answers are still
+// awaited. ACP asks an agent to answer a cancelled request, but one that never does would
+// otherwise leave an entry per request for as long as the connection lasts. Past the bound the
+// oldest is forgotten: should its answer come after all, the SDK drops it and its suggestion ids
+// do not end.
+const maxAbandoned = 256
+
 // wireTap sits on both pipes of the agent connection, line by line. It lets the bridge learn the
 // JSON-RPC id under which a nes/suggest went out, and see the answer to a request the bridge has
 // already given up on (the SDK drops those silently), so that the suggestion ids in it still end.
@@ -33,11 +45,14 @@ type wireTap struct {
 	done          chan struct{} // closed when pump has ended
 
 	mu       sync.Mutex
-	capture  chan<- string    // receives the id of the next outgoing nes/suggest
-	tracked  map[string]bool  // nes/suggest ids awaiting an answer; true once abandoned
-	answered map[string]bool  // answered before they were abandoned
-	late     func(raw []byte) // the result of an abandoned nes/suggest
-	trace    func(dir string, line []byte)
+	capture  chan<- string   // receives the id of the next outgoing nes/suggest
+	tracked  map[string]bool // nes/suggest ids awaiting an answer; true once abandoned
+	answered map[string]bool // answered before they were abandoned
+	// abandoned lists the ids abandon marked, oldest first, at most maxAbandoned (some may have
+	// been answered since).
+	abandoned []string
+	late      func(raw []byte) // the result of an abandoned nes/suggest
+	trace     func(dir string, line []byte)
 }
 
 func newWireTap(log zerolog.Logger, late func(raw []byte)) *wireTap {
@@ -127,6 +142,15 @@ func (t *wireTap) abandon(id string) (answered bool) {
 	}
 	if _, ok := t.tracked[id]; ok {
 		t.tracked[id] = true
+		t.abandoned = append(t.abandoned, id)
+		if n := len(t.abandoned) - maxAbandoned; n > 0 {
+			for _, old := range t.abandoned[:n] {
+				if t.tracked[old] {
+					delete(t.tracked, old)
+				}
+			}
+			t.abandoned = append(t.abandoned[:0], t.abandoned[n:]...)
+		}
 	}
 	return false
 }
@@ -178,7 +202,11 @@ func (t *wireTap) pump(r io.Reader, w *io.PipeWriter) {
 		} else if len(line) > 0 {
 			t.incoming(bytes.TrimRight(line, "\r\n"), w)
 		}
-		buf = buf[:0]
+		if cap(buf) > keepLineBuffer {
+			buf = nil
+		} else {
+			buf = buf[:0]
+		}
 		if err != nil {
 			t.faults.flush()
 			_ = w.CloseWithError(err)

@@ -29,7 +29,7 @@ var buildOnce struct {
 }
 
 // binaries builds the bridge and the scripted test agent once per test run.
-func binaries(t *testing.T) (bridge, agent string) {
+func binaries(t testing.TB) (bridge, agent string) {
 	t.Helper()
 	root := moduleRoot(t)
 	buildOnce.Do(func() {
@@ -85,7 +85,7 @@ func preview(b []byte) string {
 }
 
 type bridgeProc struct {
-	t        *testing.T
+	t        testing.TB
 	cmd      *exec.Cmd
 	conn     jsonrpc2.Conn
 	stdin    io.WriteCloser
@@ -100,7 +100,7 @@ type bridgeProc struct {
 	answer func(message string, titles []string) string
 }
 
-func startBridge(t *testing.T, args ...string) *bridgeProc {
+func startBridge(t testing.TB, args ...string) *bridgeProc {
 	t.Helper()
 	bridge, _ := binaries(t)
 	logFile := filepath.Join(t.TempDir(), "bridge.log")

@@ -13,7 +13,7 @@ import (
 )
 
 // moduleRoot is the folder holding go.mod, found from this file's location.
-func moduleRoot(t *testing.T) string {
+func moduleRoot(t testing.TB) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {

@@ -62,7 +62,8 @@ type docView struct {
 //     (whole lines: start and end at character 0, clamped to the document) and the last focus
 //     time when known.
 //   - recentFiles: the open documents other than r.Snap that were focused or edited, the most
-//     recent first, with their text; documents larger than Limits.RecentFileBytes are skipped.
+//     recent first, with their text; documents larger than Limits.RecentFileBytes are skipped, and
+//     so is one that would take the text of them all over Limits.RecentFilesBytes.
 //   - editHistory: the last entries, oldest first, as unified diffs (see the package
 //     documentation).
 //   - userActions: the last actions, oldest first.
@@ -121,7 +122,7 @@ func (s *State) Context(r Request) *acp.UnstableNesSuggestContext {
 		ctx.OpenFiles = openFiles(open, views)
 	}
 	if w.RecentFiles {
-		ctx.RecentFiles = recentFiles(r.Snap, open, views, recentMax, lim.RecentFileBytes)
+		ctx.RecentFiles = recentFiles(r.Snap, open, views, recentMax, lim.RecentFileBytes, lim.RecentFilesBytes)
 	}
 	if w.EditHistory {
 		ctx.EditHistory = editHistory(history, histMax, r.Path)
@@ -239,20 +240,25 @@ func byRecency(open []*document.Snapshot, views map[string]docView, uri string) 
 	return out
 }
 
-func recentFiles(snap *document.Snapshot, open []*document.Snapshot, views map[string]docView, limit, maxBytes int) []acp.UnstableNesRecentFile {
+// recentFiles lists at most limit recent documents, each of at most maxBytes, all of them together
+// of at most totalBytes: the agent's maxCount alone would let one request carry tens of megabytes,
+// which the connection then copies more than once.
+func recentFiles(snap *document.Snapshot, open []*document.Snapshot, views map[string]docView, limit, maxBytes, totalBytes int) []acp.UnstableNesRecentFile {
 	self := ""
 	if snap != nil {
 		self = snap.URI
 	}
 	var out []acp.UnstableNesRecentFile
+	total := 0
 	for _, d := range byRecency(open, views, self) {
 		v := views[d.URI]
 		if len(out) == limit || v.touchSeq == 0 {
 			break
 		}
-		if d.Mapper.Len() > maxBytes {
+		if n := d.Mapper.Len(); n > maxBytes || total+n > totalBytes {
 			continue
 		}
+		total += d.Mapper.Len()
 		out = append(out, acp.UnstableNesRecentFile{Uri: d.URI, LanguageId: languageOf(d, v), Text: d.Text()})
 	}
 	return out

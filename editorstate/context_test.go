@@ -194,6 +194,39 @@ func TestRecentFiles(t *testing.T) {
 	}
 }
 
+// TestRecentFilesTotalBytes: an agent that asks for a hundred recent files gets as many as fit in
+// Limits.RecentFilesBytes together, the most recent first, skipping one that does not fit for a
+// smaller one that does.
+func TestRecentFilesTotalBytes(t *testing.T) {
+	h := newHarness(t, Limits{RecentFilesBytes: 1000})
+	self := h.open(uriA, "go", "self")
+	var want []string
+	for i := range 40 {
+		size := 300
+		if i == 3 {
+			size = 100 // fits after three of 300
+		}
+		u := fmt.Sprintf("file:///w/r%02d.go", i)
+		snap := h.open(u, "go", strings.Repeat("x", size))
+		h.s.Focused(u, snap.Mapper, 0, false, nil)
+		h.tick(time.Second)
+	}
+	for _, i := range []int{39, 38, 37, 3} {
+		want = append(want, fmt.Sprintf("file:///w/r%02d.go", i))
+	}
+	h.s.Focused(uriA, self.Mapper, 0, false, nil)
+	ctx := h.context(Want{RecentFiles: true, RecentMax: 100}, uriA, 0)
+	var got []string
+	total := 0
+	for _, f := range ctx.RecentFiles {
+		got = append(got, f.Uri)
+		total += len(f.Text)
+	}
+	if !slices.Equal(got, want) || total > 1000 {
+		t.Fatalf("recentFiles %v (%d bytes); want %v", got, total, want)
+	}
+}
+
 func diagAt(sl, sc, el, ec, sev int, msg string) Diagnostic {
 	return Diagnostic{Range: encoding.Range{Start: encoding.Position{Line: sl, Character: sc}, End: encoding.Position{Line: el, Character: ec}}, Severity: sev, Message: msg}
 }

@@ -81,5 +81,6 @@
 // per open document. Recording a keystroke costs time in proportion to the lines it touches and
 // the entry it joins, never to the document. Related snippets are searched within
 // [Limits].SnippetBudget of wall time per request and are cut to at most 3 excerpts per file, 5
-// files and 8 KiB of text; see [State.Context].
+// files and 8 KiB of text; recentFiles carries at most [Limits].RecentFilesBytes of text in all,
+// whatever maxCount the agent gave; see [State.Context].
 package editorstate

@@ -19,19 +19,23 @@ type Limits struct {
 	GroupGap        time.Duration // changes further apart than this start a new history entry; default 3s
 	Diagnostics     int           // diagnostics kept per document; default 200
 	RecentFileBytes int           // recentFiles skips documents larger than this; default 256 KiB
-	SnippetBudget   time.Duration // time budget of relatedSnippets per request; default 20ms
+	// RecentFilesBytes bounds the text of all of recentFiles in one request, whatever maxCount
+	// the agent gave: a document that would take it over is skipped; default 1 MiB.
+	RecentFilesBytes int
+	SnippetBudget    time.Duration // time budget of relatedSnippets per request; default 20ms
 }
 
 // The defaults of Limits.
 const (
-	defaultEditHistory     = 64
-	defaultUserActions     = 256
-	defaultRecent          = 100
-	defaultEntryBytes      = 16 << 10
-	defaultGroupGap        = 3 * time.Second
-	defaultDiagnostics     = 200
-	defaultRecentFileBytes = 256 << 10
-	defaultSnippetBudget   = 20 * time.Millisecond
+	defaultEditHistory      = 64
+	defaultUserActions      = 256
+	defaultRecent           = 100
+	defaultEntryBytes       = 16 << 10
+	defaultGroupGap         = 3 * time.Second
+	defaultDiagnostics      = 200
+	defaultRecentFileBytes  = 256 << 10
+	defaultRecentFilesBytes = 1 << 20
+	defaultSnippetBudget    = 20 * time.Millisecond
 )
 
 func (l Limits) withDefaults() Limits {
@@ -46,6 +50,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.EntryBytes, defaultEntryBytes)
 	def(&l.Diagnostics, defaultDiagnostics)
 	def(&l.RecentFileBytes, defaultRecentFileBytes)
+	def(&l.RecentFilesBytes, defaultRecentFilesBytes)
 	if l.GroupGap <= 0 {
 		l.GroupGap = defaultGroupGap
 	}

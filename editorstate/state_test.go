@@ -13,7 +13,7 @@ import (
 
 func TestLimitsDefaults(t *testing.T) {
 	want := Limits{EditHistory: 64, UserActions: 256, Recent: 100, EntryBytes: 16384, GroupGap: 3 * time.Second,
-		Diagnostics: 200, RecentFileBytes: 256 << 10, SnippetBudget: 20 * time.Millisecond}
+		Diagnostics: 200, RecentFileBytes: 256 << 10, RecentFilesBytes: 1 << 20, SnippetBudget: 20 * time.Millisecond}
 	if got := (Limits{}).withDefaults(); got != want {
 		t.Fatalf("zero limits: %+v, want %+v", got, want)
 	}
@@ -23,7 +23,7 @@ func TestLimitsDefaults(t *testing.T) {
 	if got := New(Limits{SnippetBudget: 0}).lim.SnippetBudget; got != 20*time.Millisecond {
 		t.Fatalf("a budget of 0 is %v", got)
 	}
-	l := Limits{EditHistory: 1, UserActions: 2, Recent: 3, EntryBytes: 4, GroupGap: 5, Diagnostics: 6, RecentFileBytes: 7, SnippetBudget: 8}
+	l := Limits{EditHistory: 1, UserActions: 2, Recent: 3, EntryBytes: 4, GroupGap: 5, Diagnostics: 6, RecentFileBytes: 7, RecentFilesBytes: 9, SnippetBudget: 8}
 	if got := l.withDefaults(); got != l {
 		t.Fatalf("set limits changed: %+v", got)
 	}

@@ -78,12 +78,7 @@ func (s *Server) showDocument(ctx context.Context, loc location) {
 		s.log.Debug().Str("uri", loc.uri).Msg("the editor does not support window/showDocument")
 		return
 	}
-	r, err := loc.mapper.OffsetsRange(loc.start, loc.end, s.editorEncoding())
-	if err != nil {
-		s.log.Warn().Err(err).Msg("window/showDocument")
-		return
-	}
-	sel := translate.RangeToLSP(r)
+	sel := translate.RangeToLSP(loc.sel)
 	var res struct {
 		Success bool `json:"success"`
 	}
@@ -163,7 +158,9 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 		s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: the agent has no suggestion here.")
 		return nil
 	}
-	if loc := best.where(); loc != nil {
+	if loc, err := best.where(editor); err != nil {
+		s.log.Warn().Str("id", best.id).Err(err).Msg("cannot show where the suggestion applies")
+	} else if loc != nil {
 		s.showDocument(ctx, *loc)
 	}
 	answer, err := s.ask(ctx, protocol.MessageTypeInfo, best.title+"?", "Apply", "Dismiss")
@@ -230,16 +227,17 @@ func bestSuggestion(lives []*live, cursor int) *live {
 	return best
 }
 
-// where is the location a suggestion concerns, to show before asking about it.
-func (l *live) where() *location {
+// where is the location a suggestion concerns, to show before asking about it, in encoding k; nil
+// when there is none.
+func (l *live) where(k encoding.Kind) (*location, error) {
 	switch {
 	case l.jump != nil:
-		return l.jump
+		return l.jump, nil
 	case len(l.files) > 0:
 		f := l.files[0]
-		return &location{uri: f.URI, mapper: f.Mapper, start: f.Spans[0].Start, end: f.Spans[0].End}
+		return locate(f.URI, f.Mapper, f.Spans[0].Start, f.Spans[0].End, k)
 	}
-	return nil
+	return nil, nil
 }
 
 // ask puts a question to the user with window/showMessageRequest and returns the chosen title ("" when

@@ -10,13 +10,21 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
-// location is a place in a document's text; it becomes a window/showDocument selection in the
-// editor's encoding when the user takes the suggestion.
+// location is a place to show the user (window/showDocument): a range in the editor's encoding,
+// converted when the location is made so that it holds no text. A live suggestion keeps its
+// locations for as long as it lives; the text after an edit, say, is a whole copy of a document.
 type location struct {
-	uri    string
-	mapper *encoding.Mapper
-	start  int
-	end    int
+	uri string
+	sel encoding.Range
+}
+
+// locate is the location of the bytes [start, end) of m's text, in encoding k.
+func locate(uri string, m *encoding.Mapper, start, end int, k encoding.Kind) (*location, error) {
+	r, err := m.OffsetsRange(start, end, k)
+	if err != nil {
+		return nil, err
+	}
+	return &location{uri: uri, sel: r}, nil
 }
 
 // live is a suggestion id that has not ended yet, with everything each surface needs to show it.
@@ -80,7 +88,9 @@ func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor
 					return nil, fmt.Errorf("cursorPosition: %w", err)
 				}
 			}
-			l.after = &location{uri: t.uri, mapper: after, start: off, end: off}
+			if l.after, err = locate(t.uri, after, off, off, s.editorEncoding()); err != nil {
+				return nil, fmt.Errorf("cursor after the edit: %w", err)
+			}
 		}
 	case sg.Jump != nil:
 		t, err := s.targetFor(base, sg.Jump.Uri)
@@ -91,7 +101,9 @@ func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor
 		if err != nil {
 			return nil, err
 		}
-		l.jump = &location{uri: t.uri, mapper: t.mapper, start: off, end: off}
+		if l.jump, err = locate(t.uri, t.mapper, off, off, s.editorEncoding()); err != nil {
+			return nil, err
+		}
 		l.title = fmt.Sprintf("Next edit: go to %s:%d", filepath.Base(uriPath(t.uri)), t.mapper.LineOf(off)+1)
 	case sg.Rename != nil:
 		t, err := s.targetFor(base, sg.Rename.Uri)

@@ -75,6 +75,9 @@ type Config struct {
 	ConnectAgent func(acpside.Options) (*acpside.Agent, error)
 	// Trace, when set, records every message on both wires.
 	Trace *wiretrace.Writer
+
+	// started, when set, is given the server as Serve starts it (tests look at its state).
+	started func(*Server)
 }
 
 type serverState int
@@ -169,6 +172,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	if cfg.Trace != nil {
 		in = io.TeeReader(in, cfg.Trace.Frames(wiretrace.EditorToBridge))
 		out = io.MultiWriter(out, cfg.Trace.Frames(wiretrace.BridgeToEditor))
+	}
+	if cfg.started != nil {
+		cfg.started(s)
 	}
 	stream := &tolerantStream{Stream: jsonrpc2.NewStream(readWriteCloser{in, out}), log: cfg.Log}
 	s.conn = jsonrpc2.NewConn(stream)
