@@ -113,16 +113,26 @@ var ErrInsideCharacter = errors.New("offset inside a character")
 // rope into one string the first time it is called on a mapper made by Edit; code on the keystroke
 // path uses [Mapper.Len], [Mapper.Slice] and [Mapper.ByteAt] instead.
 type Mapper struct {
-	root *node
+	// The rope. Text replaces it with one cut from the joined text, which holds the same bytes:
+	// then the text is in memory once, and the mappers that edits make from this one share it.
+	rope atomic.Pointer[node]
 	text atomic.Pointer[string] // the whole text, once joined (at once for NewMapper)
 }
 
 // NewMapper indexes text. The rope's leaves are substrings of text: nothing is copied.
 func NewMapper(text string) *Mapper {
-	m := &Mapper{root: newRope(text)}
+	m := fromRope(newRope(text))
 	m.text.Store(&text)
 	return m
 }
+
+func fromRope(n *node) *Mapper {
+	m := &Mapper{}
+	m.rope.Store(n)
+	return m
+}
+
+func (m *Mapper) root() *node { return m.rope.Load() }
 
 // countNonASCII returns the number of bytes >= 0x80 in s, eight bytes at a time.
 func countNonASCII(s string) int {
@@ -149,51 +159,54 @@ func (m *Mapper) Text() string {
 	if p := m.text.Load(); p != nil {
 		return *p
 	}
+	root := m.root()
 	var b strings.Builder
-	b.Grow(m.root.bytes)
-	m.root.each(0, m.root.bytes, func(s string) { b.WriteString(s) })
+	b.Grow(root.bytes)
+	root.each(0, root.bytes, func(s string) { b.WriteString(s) })
 	s := b.String()
+	// Otherwise the leaves and the joined string would both hold the text.
+	m.rope.Store(newRope(s))
 	m.text.Store(&s)
 	return s
 }
 
 // Len returns the length of the text in bytes.
-func (m *Mapper) Len() int { return m.root.bytes }
+func (m *Mapper) Len() int { return m.root().bytes }
 
 // Slice returns the bytes [start, end) of the text, which must be in range with start <= end.
 // Within one leaf of the rope, or once the text is joined, it copies nothing.
 func (m *Mapper) Slice(start, end int) string {
-	if start < 0 || start > end || end > m.root.bytes {
-		panic(fmt.Sprintf("encoding: Mapper.Slice(%d, %d) on a text of %d bytes", start, end, m.root.bytes))
+	if start < 0 || start > end || end > m.root().bytes {
+		panic(fmt.Sprintf("encoding: Mapper.Slice(%d, %d) on a text of %d bytes", start, end, m.root().bytes))
 	}
 	if p := m.text.Load(); p != nil {
 		return (*p)[start:end]
 	}
-	return m.root.slice(start, end)
+	return m.root().slice(start, end)
 }
 
 // ByteAt returns the byte at offset, in [0, Len()).
 func (m *Mapper) ByteAt(offset int) byte {
-	if offset < 0 || offset >= m.root.bytes {
-		panic(fmt.Sprintf("encoding: Mapper.ByteAt(%d) on a text of %d bytes", offset, m.root.bytes))
+	if offset < 0 || offset >= m.root().bytes {
+		panic(fmt.Sprintf("encoding: Mapper.ByteAt(%d) on a text of %d bytes", offset, m.root().bytes))
 	}
 	if p := m.text.Load(); p != nil {
 		return (*p)[offset]
 	}
-	return m.root.byteAt(offset)
+	return m.root().byteAt(offset)
 }
 
 // Equal reports whether two mappers hold the same text. Mappers that share their rope compare at
 // once; others compare chunk by chunk, without joining either text.
 func (m *Mapper) Equal(o *Mapper) bool {
-	if m == o || m.root == o.root {
+	if m == o || m.root() == o.root() {
 		return true
 	}
-	if m.root.bytes != o.root.bytes {
+	if m.root().bytes != o.root().bytes {
 		return false
 	}
 	equal, off := true, 0
-	m.root.each(0, m.root.bytes, func(s string) {
+	m.root().each(0, m.root().bytes, func(s string) {
 		if equal {
 			equal = s == o.Slice(off, off+len(s))
 			off += len(s)
@@ -203,34 +216,34 @@ func (m *Mapper) Equal(o *Mapper) bool {
 }
 
 // ascii reports whether every byte of the text is ASCII: then every encoding counts bytes.
-func (m *Mapper) ascii() bool { return m.root.nonASCII == 0 }
+func (m *Mapper) ascii() bool { return m.root().nonASCII == 0 }
 
 // LineCount returns the number of lines: one more than the number of line endings.
-func (m *Mapper) LineCount() int { return m.root.breaks + 1 }
+func (m *Mapper) LineCount() int { return m.root().breaks + 1 }
 
 // LineStart returns the byte offset at which line starts. The line must be in [0, LineCount()).
 func (m *Mapper) LineStart(line int) int {
-	if line < 0 || line > m.root.breaks {
-		panic(fmt.Sprintf("encoding: Mapper.LineStart(%d) on a text of %d lines", line, m.root.breaks+1))
+	if line < 0 || line > m.root().breaks {
+		panic(fmt.Sprintf("encoding: Mapper.LineStart(%d) on a text of %d lines", line, m.root().breaks+1))
 	}
 	if line == 0 {
 		return 0
 	}
-	_, start, i := m.root.breakAt(line)
+	_, start, i := m.root().breakAt(line)
 	return start + i + 1
 }
 
 // LineContentEnd returns the offset of the end of line's content, before its line ending. The
 // line must be in [0, LineCount()).
 func (m *Mapper) LineContentEnd(line int) int {
-	if line < 0 || line > m.root.breaks {
-		panic(fmt.Sprintf("encoding: Mapper.LineContentEnd(%d) on a text of %d lines", line, m.root.breaks+1))
+	if line < 0 || line > m.root().breaks {
+		panic(fmt.Sprintf("encoding: Mapper.LineContentEnd(%d) on a text of %d lines", line, m.root().breaks+1))
 	}
-	if line == m.root.breaks {
-		return m.root.bytes
+	if line == m.root().breaks {
+		return m.root().bytes
 	}
 	// The line ends at its break, or at the "\r" before it, which is in the same leaf.
-	leaf, start, i := m.root.breakAt(line + 1)
+	leaf, start, i := m.root().breakAt(line + 1)
 	if i > 0 && leaf.chunk[i] == '\n' && leaf.chunk[i-1] == '\r' {
 		i--
 	}
@@ -240,10 +253,10 @@ func (m *Mapper) LineContentEnd(line int) int {
 // LineOf returns the line that contains offset (the line whose start is the greatest one not after
 // offset). offset must be in [0, Len()].
 func (m *Mapper) LineOf(offset int) int {
-	if offset < 0 || offset > m.root.bytes {
-		panic(fmt.Sprintf("encoding: Mapper.LineOf(%d) on a text of %d bytes", offset, m.root.bytes))
+	if offset < 0 || offset > m.root().bytes {
+		panic(fmt.Sprintf("encoding: Mapper.LineOf(%d) on a text of %d bytes", offset, m.root().bytes))
 	}
-	return m.root.breaksBefore(offset)
+	return m.root().breaksBefore(offset)
 }
 
 // PositionOffset converts a position in encoding k to a byte offset, applying the edge rules of the
@@ -394,8 +407,8 @@ func (m *Mapper) OffsetsRange(start, end int, k Kind) (Range, error) {
 // edited text, but its cost depends on the size of the edit, not of the text: it builds new
 // leaves around the edit and a new path to them, and shares the rest of the rope with m.
 func (m *Mapper) Edit(start, end int, text string) *Mapper {
-	if start < 0 || start > end || end > m.root.bytes {
-		panic(fmt.Sprintf("encoding: Mapper.Edit(%d, %d) on a text of %d bytes", start, end, m.root.bytes))
+	if start < 0 || start > end || end > m.root().bytes {
+		panic(fmt.Sprintf("encoding: Mapper.Edit(%d, %d) on a text of %d bytes", start, end, m.root().bytes))
 	}
-	return &Mapper{root: m.root.edit(start, end, text)}
+	return fromRope(m.root().edit(start, end, text))
 }

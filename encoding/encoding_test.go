@@ -420,8 +420,8 @@ func sameMapper(got *Mapper, text string) string {
 		return fmt.Sprintf("text %q, want %q", got.Text(), want.Text())
 	case got.LineCount() != want.LineCount():
 		return fmt.Sprintf("line count %d, want %d", got.LineCount(), want.LineCount())
-	case got.ascii() != want.ascii() || got.root.nonASCII != want.root.nonASCII:
-		return fmt.Sprintf("ascii %v with %d non-ASCII bytes, want %v with %d", got.ascii(), got.root.nonASCII, want.ascii(), want.root.nonASCII)
+	case got.ascii() != want.ascii() || got.root().nonASCII != want.root().nonASCII:
+		return fmt.Sprintf("ascii %v with %d non-ASCII bytes, want %v with %d", got.ascii(), got.root().nonASCII, want.ascii(), want.root().nonASCII)
 	}
 	for line := 0; line < want.LineCount(); line++ {
 		if got.LineStart(line) != want.LineStart(line) {
@@ -535,9 +535,9 @@ func refStarts(text string) (starts []int, nonASCII int) {
 func checkIndex(t *testing.T, m *Mapper, text string) {
 	t.Helper()
 	starts, nonASCII := refStarts(text)
-	if m.Text() != text || !slices.Equal(lineStarts(m), starts) || m.root.nonASCII != nonASCII || m.ascii() != (nonASCII == 0) {
+	if m.Text() != text || !slices.Equal(lineStarts(m), starts) || m.root().nonASCII != nonASCII || m.ascii() != (nonASCII == 0) {
 		t.Fatalf("mapper of %q: line starts %v, %d non-ASCII bytes (ascii %v); want %v, %d",
-			text, lineStarts(m), m.root.nonASCII, m.ascii(), starts, nonASCII)
+			text, lineStarts(m), m.root().nonASCII, m.ascii(), starts, nonASCII)
 	}
 }
 
@@ -699,8 +699,8 @@ func checkEdit(t *testing.T, text string, start, end int, insert string) {
 		if diff := sameMapper(m, text); diff != "" {
 			t.Fatalf("NewMapper(%q).Edit changed the original: %s", text, diff)
 		}
-		checkRope(t, got.root)
-		checkRope(t, back.root)
+		checkRope(t, got.root())
+		checkRope(t, back.root())
 	}
 }
 

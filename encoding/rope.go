@@ -19,7 +19,7 @@ import (
 // leafMax is the size a leaf is split at; nodeMax the most children an inner node has. They are
 // variables so that tests can make them tiny and exercise deep trees with short texts.
 var (
-	leafMax = 1024
+	leafMax = 4096
 	nodeMax = 16
 )
 

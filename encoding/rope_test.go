@@ -91,7 +91,7 @@ func TestRopeRandomEdits(t *testing.T) {
 			}
 			m = m.Edit(start, end, insert)
 			text = text[:start] + insert + text[end:]
-			checkRope(t, m.root)
+			checkRope(t, m.root())
 			if diff := sameMapper(m, text); diff != "" {
 				t.Fatalf("tiny %v, edit %d (%d, %d, %q): %s", tiny, i, start, end, insert, diff)
 			}
@@ -110,7 +110,7 @@ func TestRopeRandomEdits(t *testing.T) {
 func checkQueries(t *testing.T, m *Mapper, text string) {
 	t.Helper()
 	// A fresh mapper from the same edits, so that Text has not been joined and Slice walks leaves.
-	r := &Mapper{root: m.root}
+	r := fromRope(m.root())
 	starts, _ := refStarts(text)
 	line := 0
 	for off := 0; off <= len(text); off++ {
@@ -149,15 +149,15 @@ func TestRopeStaysShallow(t *testing.T) {
 		text.WriteString("ab\n")
 	}
 	fresh := NewMapper(m.Text())
-	if m.root.height > fresh.root.height+2 {
-		t.Errorf("after 3000 insertions the rope is %d deep; one built at once is %d", m.root.height, fresh.root.height)
+	if m.root().height > fresh.root().height+2 {
+		t.Errorf("after 3000 insertions the rope is %d deep; one built at once is %d", m.root().height, fresh.root().height)
 	}
 	for m.Len() > 0 {
 		off := rng.IntN(m.Len())
 		m = m.Edit(off, min(m.Len(), off+rng.IntN(40)+1), "")
-		checkRope(t, m.root)
-		if n := NewMapper(m.Text()); m.root.height > n.root.height+2 {
-			t.Fatalf("after deletions down to %d bytes the rope is %d deep; one built at once is %d", m.Len(), m.root.height, n.root.height)
+		checkRope(t, m.root())
+		if n := NewMapper(m.Text()); m.root().height > n.root().height+2 {
+			t.Fatalf("after deletions down to %d bytes the rope is %d deep; one built at once is %d", m.Len(), m.root().height, n.root().height)
 		}
 	}
 	if m.LineCount() != 1 || m.Text() != "" {
