@@ -67,7 +67,7 @@ func clampedOffset(m *encoding.Mapper, p encoding.Position, k encoding.Kind) int
 		return 0
 	}
 	if p.Line >= m.LineCount() {
-		return len(m.Text())
+		return m.Len()
 	}
 	off, err := m.PositionOffset(p, k)
 	if err != nil {
@@ -85,7 +85,7 @@ func (s *Server) focus(ctx context.Context, snap *document.Snapshot, cursor int,
 	if cursor >= 0 {
 		s.cursors[snap.URI] = cursor
 	} else {
-		cursor = min(s.cursors[snap.URI], len(snap.Text()))
+		cursor = min(s.cursors[snap.URI], snap.Mapper.Len())
 	}
 	s.mu.Unlock()
 	s.ed.Focused(snap.URI, snap.Mapper, cursor, true, visible)

@@ -177,5 +177,5 @@ func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) 
 
 // wholeText is the edit that replaces all of a document's text.
 func wholeText(t target, content string) translate.FileEdit {
-	return translate.FileEdit{URI: t.uri, Version: t.version, Mapper: t.mapper, Spans: []translate.Span{{Start: 0, End: len(t.mapper.Text()), Text: content}}}
+	return translate.FileEdit{URI: t.uri, Version: t.version, Mapper: t.mapper, Spans: []translate.Span{{Start: 0, End: t.mapper.Len(), Text: content}}}
 }
