@@ -120,6 +120,12 @@ func newRope(text string) *node {
 
 // leafAt returns the leaf holding byte offset off, in [0, n.bytes), with its index and offset.
 func (n *node) leafAt(off int) (leaf *node, index, start int) {
+	leaf, index, start, _ = n.leafAndBreaksAt(off)
+	return leaf, index, start
+}
+
+// leafAndBreaksAt is leafAt, also counting the line breaks in the leaves before the leaf.
+func (n *node) leafAndBreaksAt(off int) (leaf *node, index, start, breaks int) {
 	for n.height > 0 {
 		last := len(n.kids) - 1
 		for i, k := range n.kids {
@@ -130,9 +136,10 @@ func (n *node) leafAt(off int) (leaf *node, index, start int) {
 			off -= k.bytes
 			start += k.bytes
 			index += k.leaves
+			breaks += k.breaks
 		}
 	}
-	return n, index, start
+	return n, index, start, breaks
 }
 
 // each calls fn with the chunks of the leaves that overlap [a, b), trimmed to it, in order.
@@ -287,20 +294,9 @@ func (n *node) breaksBefore(off int) int {
 	if off == 0 {
 		return 0
 	}
-	count, rem := 0, off-1 // rem: the offset of the byte before off, in n
-	for n.height > 0 {
-		last := len(n.kids) - 1
-		for i, c := range n.kids {
-			if rem < c.bytes || i == last {
-				n = c
-				break
-			}
-			rem -= c.bytes
-			count += c.breaks
-		}
-	}
-	// The breaks of the leaf at indexes up to rem. A "\r" at rem is one only when the next byte,
-	// in the same leaf, is not "\n"; the index lists only such.
-	i, _ := slices.BinarySearch(n.at, uint16(rem+1))
+	leaf, _, start, count := n.leafAndBreaksAt(off - 1)
+	// The leaf's breaks at indexes up to that of the byte before off. A "\r" there is one only
+	// when the next byte, in the same leaf, is not "\n"; the index lists only such.
+	i, _ := slices.BinarySearch(leaf.at, uint16(off-start))
 	return count + i
 }
