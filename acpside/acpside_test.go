@@ -316,13 +316,7 @@ func TestSuggestAgainstAnInstantAgent(t *testing.T) {
 	ag := testagent.New(testagent.Config{Encoding: "utf-8", Suggest: func(_ context.Context, req acp.UnstableSuggestNesRequest, _ string) (any, *acp.RequestError) {
 		return map[string]any{"suggestions": []any{map[string]any{"kind": "jump", "id": "j", "uri": req.Uri, "position": map[string]any{"line": 0, "character": 0}}}}, nil
 	}})
-	toAgentR, toAgentW := io.Pipe()
-	fromAgentR, fromAgentW := io.Pipe()
-	go func() {
-		ag.Serve(toAgentR, fromAgentW)
-		fromAgentW.Close()
-	}()
-	a := Connect(fromAgentR, toAgentW, Options{Log: zerolog.Nop()})
+	a := connectInProcess(ag)
 	defer a.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -341,4 +335,15 @@ func TestSuggestAgainstAnInstantAgent(t *testing.T) {
 			t.Fatalf("call %d: %v %v", i, sugs, err)
 		}
 	}
+}
+
+// connectInProcess connects to a test agent served over pipes in this process.
+func connectInProcess(ag *testagent.Agent) *Agent {
+	toAgentR, toAgentW := io.Pipe()
+	fromAgentR, fromAgentW := io.Pipe()
+	go func() {
+		ag.Serve(toAgentR, fromAgentW)
+		fromAgentW.Close()
+	}()
+	return Connect(fromAgentR, toAgentW, Options{Log: zerolog.Nop()})
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 )
 
 // TestAbandonedRequestsAreBounded: an agent that never answers nes/suggest, not even once it is
@@ -22,13 +22,7 @@ import (
 // on.
 func TestAbandonedRequestsAreBounded(t *testing.T) {
 	ag := testagent.New(testagent.Config{Fault: testagent.FaultHang})
-	toAgentR, toAgentW := io.Pipe()
-	fromAgentR, fromAgentW := io.Pipe()
-	go func() {
-		ag.Serve(toAgentR, fromAgentW)
-		fromAgentW.Close()
-	}()
-	a := Connect(fromAgentR, toAgentW, Options{Log: zerolog.Nop()})
+	a := connectInProcess(ag)
 	defer a.Close(context.Background())
 	gone, cancel := context.WithCancel(context.Background())
 	cancel() // every request is given up on as soon as it is sent
@@ -83,13 +77,7 @@ func TestLongLineBufferIsReleased(t *testing.T) {
 	agentOut, agentOutW := io.Pipe()
 	sdkIn, sdkInW := io.Pipe()
 	go tap.pump(agentOut, sdkInW)
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
+	heap := testutil.LiveHeap
 	before := heap()
 	go func() {
 		_, _ = io.WriteString(agentOutW, `{"jsonrpc":"2.0","method":"_test/big","params":{"blob":"`+strings.Repeat("a", 6<<20)+`"}}`+"\n")

@@ -3,7 +3,6 @@ package lspside_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -132,13 +131,7 @@ func TestLiveSuggestionsHoldNoTextCopies(t *testing.T) {
 	text := testutil.SourceLike(1 << 20)
 	e.open(u, text)
 	e.waitMirror(u, text)
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
+	heap := testutil.LiveHeap
 	before := heap()
 	var actions []struct {
 		Title string `json:"title"`

@@ -2,12 +2,12 @@ package lspside_test
 
 import (
 	"math/rand"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 
@@ -36,12 +36,7 @@ func TestSoak(t *testing.T) {
 		e.open(u, texts[i])
 	}
 	pieces := []string{"a", "é", "😀", "\n", "hel", " x := 1\n", "日本"}
-	heap := func() uint64 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
+	heap := testutil.LiveHeap
 	start := time.Now()
 	var heapMid uint64
 	requests, shown := 0, 0

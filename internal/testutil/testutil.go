@@ -3,6 +3,7 @@ package testutil
 
 import (
 	"bytes"
+	"runtime"
 	"sync"
 )
 
@@ -29,4 +30,14 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// LiveHeap returns the bytes of heap in use after two garbage collections (the second frees what
+// finalizers and sync.Pool kept through the first).
+func LiveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
