@@ -55,6 +55,10 @@ type Config struct {
 	// Exit ends the process for the "exit" fault; nil calls os.Exit. Should it return, the
 	// agent answers as usual.
 	Exit func(code int)
+	// StartDelay and StartGate make an agent that is slow to start: the answer to initialize
+	// waits StartDelay, and then until StartGate (when set) is closed.
+	StartDelay time.Duration
+	StartGate  <-chan struct{}
 }
 
 // Message is one received message.
@@ -182,6 +186,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	defer a.signal()
 	switch method {
 	case acp.AgentMethodInitialize:
+		if !a.slowStart(ctx) {
+			return nil, acp.NewInternalError(map[string]any{"error": "the connection ended while starting"})
+		}
 		caps := acp.AgentCapabilities{}
 		pe := acp.PositionEncodingKind(a.enc.String())
 		caps.PositionEncoding = &pe
@@ -325,6 +332,28 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return res, nil
 	}
 	return nil, acp.NewMethodNotFound(method)
+}
+
+// slowStart waits StartDelay, then for StartGate; false when the request's context (which ends
+// with the connection) ended first.
+func (a *Agent) slowStart(ctx context.Context) bool {
+	if a.cfg.StartDelay > 0 {
+		t := time.NewTimer(a.cfg.StartDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done(): // the connection ended
+			return false
+		}
+	}
+	if a.cfg.StartGate != nil {
+		select {
+		case <-a.cfg.StartGate:
+		case <-ctx.Done(): // the connection ended
+			return false
+		}
+	}
+	return true
 }
 
 func (a *Agent) waitVersion(ctx context.Context, uri string, version int) string {
