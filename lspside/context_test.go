@@ -110,6 +110,7 @@ func TestSuggestContextOnlyWhatWasAsked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Context: tc.caps}})
 			e.initialize("utf-16")
+			e.waitReady()
 			e.open(u, "ab\n")
 			e.change(u, 2, rangeChange(pos{0, 2}, pos{0, 2}, "c"))
 			e.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": u}, "diagnostics": []any{

@@ -137,6 +137,7 @@ func TestInlineCompletionShowsEditAndAccepts(t *testing.T) {
 			if got := e.initialize(enc); got != enc {
 				t.Fatalf("negotiated %s", got)
 			}
+			e.waitReady()
 			line := "x := \"é\"; 𐐀 = fo"
 			e.open(uri, "package p\n"+line+"\n")
 			cursor := pos{1, units(line, enc)}
