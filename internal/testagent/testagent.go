@@ -167,6 +167,9 @@ func (a *Agent) record(method string, params json.RawMessage) {
 		_, _ = a.cfg.Log.Write(append(b, '\n'))
 		a.mu.Unlock()
 	}
+	// Those waiting see the message now, not only once it is handled: a slow start holds its
+	// answer.
+	a.signal()
 }
 
 // signal wakes those waiting on Changed.
