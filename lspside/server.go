@@ -106,8 +106,6 @@ type Server struct {
 	init      initializeParams
 	client    clientCaps
 	agent     *acpside.Agent // non-nil once ready
-	agentDone chan struct{}  // closed when the start attempt ended, ready or not
-	startOnce sync.Once
 	authAgent *acpside.Agent // an agent waiting for the user to sign in
 	signingIn bool           // a sign-in dialog is running
 	launching bool           // an agent is being started
@@ -161,7 +159,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		suggesting:    map[string]context.CancelFunc{},
 		suggestingSeq: map[string]uint64{},
 		exited:        make(chan struct{}),
-		agentDone:     make(chan struct{}),
 		exitCode:      1,
 	}
 	s.sugs = newTracker(s)
