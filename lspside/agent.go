@@ -61,10 +61,22 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	}
 	ictx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
+	// The editor leaving ends the start: an agent still starting is closed with the bridge, not
+	// left running until it answers or the start timeout ends it.
+	go func() {
+		select {
+		case <-s.leaving:
+			cancel()
+		case <-ictx.Done():
+		}
+	}()
 	resp, err := agent.Initialize(ictx)
 	name := "the agent"
 	if resp != nil && resp.AgentInfo != nil && resp.AgentInfo.Name != "" {
 		name = resp.AgentInfo.Name
+	}
+	if err != nil && s.leftWhileStarting(ctx, agent) {
+		return
 	}
 	if err != nil {
 		agent.Close(ctx)
@@ -80,6 +92,9 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	}
 	go s.watchAgent(ctx, agent, name)
 	err = agent.StartNES(ictx, s.startRequest())
+	if err != nil && s.leftWhileStarting(ctx, agent) {
+		return
+	}
 	if err != nil && restart && agent.Ended() {
 		return // watchAgent counts it as an exit
 	}
@@ -109,6 +124,19 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 		return
 	}
 	s.becomeReady(ctx, agent, name)
+}
+
+// leftWhileStarting closes an agent whose start failed because the editor left meanwhile, and
+// reports whether that was so: nothing to tell anyone then.
+func (s *Server) leftWhileStarting(ctx context.Context, agent *acpside.Agent) bool {
+	select {
+	case <-s.leaving:
+	default:
+		return false
+	}
+	s.log.Info().Msg("the editor left while the agent was starting; the agent is closed")
+	agent.Close(ctx)
+	return true
 }
 
 // startRequest is the nes/start request: the workspace and its repository.

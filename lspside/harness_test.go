@@ -43,6 +43,7 @@ type editor struct {
 	cancels   []json.RawMessage // $/cancelRequest from the bridge
 	starts    int               // agents started
 	kill      func()            // ends the connection to the current agent, as a crash would
+	served    chan struct{}     // closed when the current agent's connection has ended
 	silent    map[string]bool   // requests this editor never answers
 	notified  chan struct{}     // closed, and replaced, at each window/showMessage or logMessage
 }
@@ -81,10 +82,13 @@ func newEditor(t testing.TB, o harnessOpts) *editor {
 				toAgentR.CloseWithError(io.ErrUnexpectedEOF)
 				fromAgentW.CloseWithError(io.ErrUnexpectedEOF)
 			}
+			served := make(chan struct{})
+			e.served = served
 			e.mu.Unlock()
 			go func() {
 				agent.Serve(toAgentR, fromAgentW)
 				fromAgentW.Close()
+				close(served)
 			}()
 			return acpside.Connect(fromAgentR, toAgentW, opts), nil
 		}

@@ -210,6 +210,7 @@ func TestLifecycleErrorsAndExitCodes(t *testing.T) {
 	t.Run("exit after shutdown is 0", func(t *testing.T) {
 		e := newEditor(t, harnessOpts{})
 		e.initialize()
+		e.waitReady() // a NES session to close (one still starting is cancelled instead)
 		e.mustCall("shutdown", nil, nil)
 		e.mustCall("shutdown", nil, nil) // a second shutdown is answered too
 		if _, err := e.inline("file:///x", pos{0, 0}); rpcCode(err) != -32600 {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -74,5 +75,27 @@ func TestRequestsBeforeTheAgentIsReadyAnswerEmptyAtOnce(t *testing.T) {
 	items, err = e.inline(u, pos{0, 3})
 	if err != nil || len(items) != 1 || items[0].InsertText != "hello" {
 		t.Fatalf("once the agent is ready: items %+v, err %v", items, err)
+	}
+}
+
+// An editor that leaves while the agent is still starting ends the start: the agent is closed at
+// once, not left running until its initialize answers or the start timeout (30 s) ends it.
+func TestEditorLeavingWhileTheAgentStartsClosesIt(t *testing.T) {
+	gate := make(chan struct{})
+	defer close(gate)
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{StartGate: gate}})
+	e.initialize()
+	e.waitAgent("initialize", method(acp.AgentMethodInitialize))
+	e.mu.Lock()
+	served := e.served
+	e.mu.Unlock()
+	e.toSrv.Close() // the editor goes away without shutdown
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's connection still runs 10 s after the editor left while it was starting")
+	}
+	if strings.Contains(e.logBuf.String(), `"level":"error"`) {
+		t.Errorf("an editor leaving is not an error of the agent:\n%s", e.logBuf.String())
 	}
 }
