@@ -71,8 +71,10 @@ type Message struct {
 type Agent struct {
 	cfg  Config
 	enc  encoding.Kind
-	conn *acp.Connection
 	wire *wireWriter
+	// conn is set by Serve, which then closes connected; read it through connection().
+	conn      *acp.Connection
+	connected chan struct{}
 
 	mu       sync.Mutex
 	received []Message
@@ -117,19 +119,33 @@ func New(cfg Config) *Agent {
 	if !ok {
 		enc = encoding.UTF16
 	}
-	return &Agent{cfg: cfg, enc: enc, docs: map[string]*encoding.Mapper{}, versions: map[string]int{}, changed: make(chan struct{})}
+	return &Agent{cfg: cfg, enc: enc, docs: map[string]*encoding.Mapper{}, versions: map[string]int{}, changed: make(chan struct{}), connected: make(chan struct{})}
 }
 
 // Serve speaks ACP on r (what the client writes) and w until r ends.
 func (a *Agent) Serve(r io.Reader, w io.Writer) {
 	a.wire = &wireWriter{w: w, utf8Fault: a.cfg.Fault == FaultUTF8}
 	a.conn = acp.NewConnection(a.handle, a.wire, r)
+	close(a.connected)
 	<-a.conn.Done()
+}
+
+// connection is the ACP connection, once Serve has made it: the connection reads (and runs
+// handlers) before NewConnection returns, so a handler or a test that learnt of a message may get
+// here before Serve stored it.
+func (a *Agent) connection() *acp.Connection {
+	<-a.connected
+	return a.conn
 }
 
 // Call sends a request to the client (fs/read_text_file, ...) and returns its raw result.
 func (a *Agent) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return acp.SendRequest[json.RawMessage](a.conn, ctx, method, params)
+	select {
+	case <-a.connected:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return acp.SendRequest[json.RawMessage](a.connection(), ctx, method, params)
 }
 
 // Received returns the messages received so far.
@@ -316,7 +332,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			a.exit(3)
 		case FaultHang:
 			// Never answer, whatever $/cancel_request says: only the connection's end frees this.
-			<-a.conn.Done()
+			<-a.connection().Done()
 			return nil, acp.NewInternalError(map[string]any{"error": "hung"})
 		}
 		doc := a.waitVersion(ctx, p.Uri, p.Version)
