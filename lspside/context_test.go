@@ -149,7 +149,9 @@ func TestEditorStateMethods(t *testing.T) {
 	const a, b, c = "file:///work/project/a.go", "file:///work/project/b.go", "file:///work/project/c.go"
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16"}})
 	e.initialize("utf-16")
-	e.waitAgent("nes/start", method(acp.AgentMethodNesStart))
+	// Ready, not only asked for nes/start: a document closed before the agent is ready never
+	// reaches it, so neither would its didClose.
+	e.waitReady()
 	ctx := context.Background()
 	call := func(method string, params any) string {
 		t.Helper()
