@@ -575,6 +575,7 @@ func TestBinaryTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.notify("initialized", map[string]any{})
+	b.waitMessage("acp-test-agent is ready") // requests before it answer empty, without nes/suggest
 	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///t.go", "languageId": "go", "version": 1, "text": "x"}})
 	if err := b.call("textDocument/inlineCompletion", map[string]any{
 		"textDocument": map[string]any{"uri": "file:///t.go"}, "position": map[string]any{"line": 0, "character": 1},

@@ -45,6 +45,7 @@ func TestBinaryModelAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.notify("initialized", map[string]any{})
+	b.waitMessage("acp-lsp-bridge-model is ready") // requests before it answer empty
 	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": "file:///m.go", "languageId": "go", "version": 1, "text": "package p\n\nx := 𐐀 = fo\n",
 	}})

@@ -61,10 +61,22 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	}
 	ictx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
+	// The editor leaving ends the start: an agent still starting is closed with the bridge, not
+	// left running until it answers or the start timeout ends it.
+	go func() {
+		select {
+		case <-s.leaving:
+			cancel()
+		case <-ictx.Done():
+		}
+	}()
 	resp, err := agent.Initialize(ictx)
 	name := "the agent"
 	if resp != nil && resp.AgentInfo != nil && resp.AgentInfo.Name != "" {
 		name = resp.AgentInfo.Name
+	}
+	if err != nil && s.leftWhileStarting(ctx, agent) {
+		return
 	}
 	if err != nil {
 		agent.Close(ctx)
@@ -80,6 +92,9 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	}
 	go s.watchAgent(ctx, agent, name)
 	err = agent.StartNES(ictx, s.startRequest())
+	if err != nil && s.leftWhileStarting(ctx, agent) {
+		return
+	}
 	if err != nil && restart && agent.Ended() {
 		return // watchAgent counts it as an exit
 	}
@@ -98,7 +113,6 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 			agent.Close(ctx)
 			return
 		}
-		s.startEnded()
 		s.log.Info().Str("agent", name).Msg("the agent requires authentication")
 		if s.signIn(ctx, agent, name) {
 			s.becomeReady(ctx, agent, name)
@@ -112,6 +126,19 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	s.becomeReady(ctx, agent, name)
 }
 
+// leftWhileStarting closes an agent whose start failed because the editor left meanwhile, and
+// reports whether that was so: nothing to tell anyone then.
+func (s *Server) leftWhileStarting(ctx context.Context, agent *acpside.Agent) bool {
+	select {
+	case <-s.leaving:
+	default:
+		return false
+	}
+	s.log.Info().Msg("the editor left while the agent was starting; the agent is closed")
+	agent.Close(ctx)
+	return true
+}
+
 // startRequest is the nes/start request: the workspace and its repository.
 func (s *Server) startRequest() acp.UnstableStartNesRequest {
 	start := s.nesStartRequest()
@@ -119,11 +146,6 @@ func (s *Server) startRequest() acp.UnstableStartNesRequest {
 		start.Repository = repositoryOf(root)
 	}
 	return start
-}
-
-// startEnded marks the end of the start attempt: requests stop waiting for the agent.
-func (s *Server) startEnded() {
-	s.startOnce.Do(func() { close(s.agentDone) })
 }
 
 // becomeReady makes a started agent (its NES session open) the one requests go to: the open
@@ -150,7 +172,6 @@ func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name str
 	if dead {
 		// watchAgent saw it end while it was not ours yet, and left it: restart it from here.
 		s.fwd.Unlock()
-		s.startEnded()
 		if !shutting {
 			s.agentExited(ctx, name, errors.New("the agent exited while starting"))
 		}
@@ -171,7 +192,6 @@ func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name str
 		}
 	}
 	s.fwd.Unlock()
-	s.startEnded()
 	if shutting {
 		agent.Close(ctx)
 		return
@@ -220,7 +240,6 @@ func (s *Server) agentFailed(ctx context.Context, msg string, err error) {
 	s.agentErr = msg
 	s.mu.Unlock()
 	s.log.Error().Err(err).Msg("no agent")
-	s.startEnded()
 	s.showMessage(ctx, protocol.MessageTypeError, msg)
 }
 
@@ -248,22 +267,22 @@ func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name stri
 	}
 }
 
-// readyAgent waits, within ctx, for the agent to finish starting and returns it, or nil when
-// there is none.
-func (s *Server) readyAgent(ctx context.Context) *acpside.Agent {
-	select {
-	case <-s.agentDone:
-	case <-ctx.Done():
-		return nil
-	}
-	return s.currentAgent()
-}
-
-// currentAgent returns the agent if it is ready, without waiting.
+// currentAgent returns the agent if it is ready, without waiting. Nothing waits for the agent:
+// until it is ready, requests answer empty.
 func (s *Server) currentAgent() *acpside.Agent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.agent
+}
+
+// notReady says why there is no ready agent: what the user was last told, or that it is starting.
+func (s *Server) notReady() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agentErr != "" {
+		return s.agentErr
+	}
+	return "acp-lsp-bridge: the agent is still starting; there are no suggestions until it is ready."
 }
 
 // shutdownAgent ends every live suggestion, then the NES session and the agent's process group.

@@ -24,7 +24,8 @@ const notNow = "Not now"
 // the agent's authMethods (window/showMessageRequest), the bridge sends authenticate and then
 // nes/start again. It reports whether the NES session is open. Only one dialog runs at a time; the
 // editor is never blocked meanwhile (requests answer empty). It tells the user every state through
-// window/showMessage.
+// window/showMessage; the last word comes once the dialog is over, so that the user can run the
+// sign-in command it may name at once.
 func (s *Server) signIn(ctx context.Context, agent *acpside.Agent, name string) bool {
 	s.mu.Lock()
 	if s.signingIn {
@@ -33,18 +34,28 @@ func (s *Server) signIn(ctx context.Context, agent *acpside.Agent, name string) 
 	}
 	s.signingIn = true
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.signingIn = false
-		s.mu.Unlock()
-	}()
+	ok, last := s.signInDialog(ctx, agent, name)
+	s.mu.Lock()
+	s.signingIn = false
+	s.mu.Unlock()
+	s.showMessage(ctx, last.typ, last.text)
+	return ok
+}
 
-	later := fmt.Sprintf("acp-lsp-bridge: no suggestions from %s until you sign in; run the command %s when you are ready.", name, CommandSignIn)
+// notice is a window/showMessage to send.
+type notice struct {
+	typ  protocol.MessageType
+	text string
+}
+
+// signInDialog is signIn's dialog; it returns whether the NES session is open and the last word for
+// the user.
+func (s *Server) signInDialog(ctx context.Context, agent *acpside.Agent, name string) (bool, notice) {
+	later := notice{protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: no suggestions from %s until you sign in; run the command %s when you are ready.", name, CommandSignIn)}
 	methods := agent.AuthMethods()
 	if len(methods) == 0 {
-		s.showMessage(ctx, protocol.MessageTypeError, fmt.Sprintf(
-			"acp-lsp-bridge: %s requires you to sign in but offers no way to do it from the editor (no authMethods); sign in with the agent's own tools, then run %s.", name, CommandSignIn))
-		return false
+		return false, notice{protocol.MessageTypeError, fmt.Sprintf(
+			"acp-lsp-bridge: %s requires you to sign in but offers no way to do it from the editor (no authMethods); sign in with the agent's own tools, then run %s.", name, CommandSignIn)}
 	}
 	titles := authTitles(methods)
 	question := fmt.Sprintf("acp-lsp-bridge: %s needs you to sign in before it can suggest edits.", name)
@@ -55,21 +66,18 @@ func (s *Server) signIn(ctx context.Context, agent *acpside.Agent, name string) 
 		}
 		i := indexOf(titles, choice)
 		if err != nil || i < 0 {
-			s.showMessage(ctx, protocol.MessageTypeInfo, later)
-			return false
+			return false, later
 		}
 		m := methods[i]
 		switch m.Type {
 		case "env_var":
-			s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf(
+			return false, notice{protocol.MessageTypeInfo, fmt.Sprintf(
 				"acp-lsp-bridge: to sign in to %s with %q, set %s in the agent's environment (initializationOptions.agent.env, or the environment the editor starts the bridge in), then restart the bridge.",
-				name, m.Name, strings.Join(m.Vars, ", ")))
-			return false
+				name, m.Name, strings.Join(m.Vars, ", "))}
 		case "terminal":
-			s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf(
+			return false, notice{protocol.MessageTypeInfo, fmt.Sprintf(
 				"acp-lsp-bridge: to sign in to %s with %q, run the agent's command with the arguments %q in a terminal, then run %s.",
-				name, m.Name, strings.Join(m.Args, " "), CommandSignIn))
-			return false
+				name, m.Name, strings.Join(m.Args, " "), CommandSignIn)}
 		}
 		s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signing in to %s (%s)…", name, m.Name))
 		actx, cancel := context.WithTimeout(ctx, s.cfg.UserWait)
@@ -85,17 +93,15 @@ func (s *Server) signIn(ctx context.Context, agent *acpside.Agent, name string) 
 		cancel()
 		switch {
 		case err == nil:
-			s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signed in to %s.", name))
-			return true
+			return true, notice{protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signed in to %s.", name)}
 		case acpside.AuthRequired(err):
 			question = fmt.Sprintf("acp-lsp-bridge: %s still asks you to sign in. Try again?", name)
 		default:
-			s.showMessage(ctx, protocol.MessageTypeError, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session after sign-in: %v", name, err))
-			return false
+			return false, notice{protocol.MessageTypeError, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session after sign-in: %v", name, err)}
 		}
 	}
-	s.showMessage(ctx, protocol.MessageTypeWarning, later)
-	return false
+	later.typ = protocol.MessageTypeWarning
+	return false, later
 }
 
 // authTitles are the choices shown for the auth methods, unique so that the answer names one.

@@ -149,6 +149,11 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 	if err != nil {
 		return invalidParams("%s: position: %v", CommandSuggest, err)
 	}
+	if s.currentAgent() == nil {
+		// Asked by hand: say why there is nothing rather than "no suggestion here".
+		s.showMessage(ctx, protocol.MessageTypeInfo, s.notReady())
+		return nil
+	}
 	lives, err := s.requestSuggestions(ctx, suggestRequest{snap: snap, cursor: cursor, trigger: acp.UnstableNesTriggerKindManual})
 	if err != nil {
 		return err

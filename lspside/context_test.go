@@ -110,6 +110,7 @@ func TestSuggestContextOnlyWhatWasAsked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Context: tc.caps}})
 			e.initialize("utf-16")
+			e.waitReady()
 			e.open(u, "ab\n")
 			e.change(u, 2, rangeChange(pos{0, 2}, pos{0, 2}, "c"))
 			e.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": u}, "diagnostics": []any{
@@ -148,7 +149,9 @@ func TestEditorStateMethods(t *testing.T) {
 	const a, b, c = "file:///work/project/a.go", "file:///work/project/b.go", "file:///work/project/c.go"
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16"}})
 	e.initialize("utf-16")
-	e.waitAgent("nes/start", method(acp.AgentMethodNesStart))
+	// Ready, not only asked for nes/start: a document closed before the agent is ready never
+	// reaches it, so neither would its didClose.
+	e.waitReady()
 	ctx := context.Background()
 	call := func(method string, params any) string {
 		t.Helper()

@@ -43,7 +43,9 @@ type editor struct {
 	cancels   []json.RawMessage // $/cancelRequest from the bridge
 	starts    int               // agents started
 	kill      func()            // ends the connection to the current agent, as a crash would
+	served    chan struct{}     // closed when the current agent's connection has ended
 	silent    map[string]bool   // requests this editor never answers
+	notified  chan struct{}     // closed, and replaced, at each window/showMessage or logMessage
 }
 
 type harnessOpts struct {
@@ -56,7 +58,7 @@ type harnessOpts struct {
 
 func newEditor(t testing.TB, o harnessOpts) *editor {
 	t.Helper()
-	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}, root: "file:///work/project"}
+	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}, root: "file:///work/project", notified: make(chan struct{})}
 	cfg := o.cfg
 	level := zerolog.DebugLevel
 	if o.quietLog {
@@ -80,10 +82,13 @@ func newEditor(t testing.TB, o harnessOpts) *editor {
 				toAgentR.CloseWithError(io.ErrUnexpectedEOF)
 				fromAgentW.CloseWithError(io.ErrUnexpectedEOF)
 			}
+			served := make(chan struct{})
+			e.served = served
 			e.mu.Unlock()
 			go func() {
 				agent.Serve(toAgentR, fromAgentW)
 				fromAgentW.Close()
+				close(served)
 			}()
 			return acpside.Connect(fromAgentR, toAgentW, opts), nil
 		}
@@ -135,12 +140,16 @@ func newEditor(t testing.TB, o harnessOpts) *editor {
 			}
 			_ = json.Unmarshal(params, &p)
 			e.logged = append(e.logged, p.Message)
+			close(e.notified)
+			e.notified = make(chan struct{})
 		case "window/showMessage":
 			var p struct {
 				Message string `json:"message"`
 			}
 			_ = json.Unmarshal(params, &p)
 			e.messages = append(e.messages, p.Message)
+			close(e.notified)
+			e.notified = make(chan struct{})
 		case "$/cancelRequest":
 			e.cancels = append(e.cancels, params)
 		case "window/showDocument":
@@ -357,16 +366,42 @@ func (e *editor) waitMirror(uri, want string) {
 // waitMessage waits for a window/showMessage containing substr.
 func (e *editor) waitMessage(substr string) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, m := range e.shownMessages() {
+	e.waitText("window/showMessage", e.shownMessages, substr)
+}
+
+func (e *editor) loggedMessages() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.logged...)
+}
+
+// waitReady waits for the bridge's word that the agent is ready, the window/logMessage
+// "acp-lsp-bridge: NAME is ready (...)", as a user would before expecting suggestions: requests
+// before it answer empty at once.
+func (e *editor) waitReady() {
+	e.t.Helper()
+	e.waitText("window/logMessage", e.loggedMessages, " is ready (")
+}
+
+// waitText waits until one of the texts list returns contains substr.
+func (e *editor) waitText(what string, list func() []string, substr string) {
+	e.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		e.mu.Lock()
+		ch := e.notified
+		e.mu.Unlock()
+		for _, m := range list() {
 			if strings.Contains(m, substr) {
 				return
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-ch:
+		case <-deadline:
+			e.t.Fatalf("no %s containing %q; got %q", what, substr, list())
+		}
 	}
-	e.t.Fatalf("no window/showMessage containing %q; got %q", substr, e.shownMessages())
 }
 
 // setAnswer sets what the user picks in the next window/showMessageRequest.

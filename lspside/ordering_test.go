@@ -84,7 +84,8 @@ func TestOrderingStaleAndCancel(t *testing.T) {
 	const uri = "file:///work/project/a.go"
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
-	e.initialize("utf-16")                                   // call id 1
+	e.initialize("utf-16") // call id 1
+	e.waitReady()
 	e.open(uri, "abc\n")                                     //
 	e.change(uri, 2, rangeChange(pos{0, 3}, pos{0, 3}, "d")) // abcd
 
@@ -144,6 +145,7 @@ func TestLifecycleReplacedIgnoredAccepted(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", Suggest: sc.suggest}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(uri, "hello\n")
 
 	// s1 shown, then superseded by the answer to the next request for the same document:
@@ -207,6 +209,7 @@ func TestInvalidSuggestionsAreDropped(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(uri, "one\ntwo\n")
 	edit := func(id string, edits ...[5]any) map[string]any {
 		var es []any
@@ -249,6 +252,7 @@ func TestTriggerKind(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
 	e.initialize()
+	e.waitReady()
 	e.open(uri, "x\n")
 	for _, tc := range []struct {
 		context any
@@ -283,6 +287,7 @@ func TestAppliedWithoutCommandEndsAccepted(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest, DidFocus: true}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(uri, "ab\n")
 	res := e.inlineAsync(uri, pos{0, 2})
 	sc.nextCall(t)
@@ -322,6 +327,7 @@ func TestNewerRequestSupersedesTheOneInFlight(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(uri, "ab\n")
 	first := e.inlineAsync(uri, pos{0, 1})
 	call1 := sc.nextCall(t)

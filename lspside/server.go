@@ -109,12 +109,11 @@ type Server struct {
 	init      initializeParams
 	client    clientCaps
 	agent     *acpside.Agent // non-nil once ready
-	agentDone chan struct{}  // closed when the start attempt ended, ready or not
-	startOnce sync.Once
 	authAgent *acpside.Agent // an agent waiting for the user to sign in
 	signingIn bool           // a sign-in dialog is running
 	launching bool           // an agent is being started
 	ended     bool           // the editor connection ended: no agent may start or stay
+	leaving   chan struct{}  // closed when ended is set: ends an agent's start
 	exits     []time.Time    // when the agent exited, within the restart window
 	// suggesting cancels the nes/suggest in flight for each document (suggestingSeq tells whose).
 	suggesting    map[string]context.CancelFunc
@@ -164,7 +163,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		suggesting:    map[string]context.CancelFunc{},
 		suggestingSeq: map[string]uint64{},
 		exited:        make(chan struct{}),
-		agentDone:     make(chan struct{}),
+		leaving:       make(chan struct{}),
 		exitCode:      1,
 	}
 	s.sugs = newTracker(s)
@@ -190,8 +189,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
-	s.ended = true // an agent still starting closes itself when it gets there
+	s.ended = true // an agent still starting is closed (launch), or closes itself when it gets there
 	s.mu.Unlock()
+	close(s.leaving)
 	s.shutdownAgent()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -137,6 +137,7 @@ func TestInlineCompletionShowsEditAndAccepts(t *testing.T) {
 			if got := e.initialize(enc); got != enc {
 				t.Fatalf("negotiated %s", got)
 			}
+			e.waitReady()
 			line := "x := \"é\"; 𐐀 = fo"
 			e.open(uri, "package p\n"+line+"\n")
 			cursor := pos{1, units(line, enc)}
@@ -209,6 +210,7 @@ func TestLifecycleErrorsAndExitCodes(t *testing.T) {
 	t.Run("exit after shutdown is 0", func(t *testing.T) {
 		e := newEditor(t, harnessOpts{})
 		e.initialize()
+		e.waitReady() // a NES session to close (one still starting is cancelled instead)
 		e.mustCall("shutdown", nil, nil)
 		e.mustCall("shutdown", nil, nil) // a second shutdown is answered too
 		if _, err := e.inline("file:///x", pos{0, 0}); rpcCode(err) != -32600 {

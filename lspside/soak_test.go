@@ -27,6 +27,7 @@ func TestSoak(t *testing.T) {
 		cfg:      lspside.Config{RestartDelays: []time.Duration{time.Millisecond}, RestartLimit: 1 << 20},
 	})
 	e.initialize("utf-16")
+	e.waitReady()
 	uris := []string{"file:///work/project/s0.go", "file:///work/project/s1.go", "file:///work/project/s2.go", "file:///work/project/s3.go"}
 	texts := make([]string, len(uris))
 	versions := make([]int, len(uris))

@@ -30,19 +30,22 @@ var errCancelled = jsonrpc2.Errorf(codeRequestCancelled, "request cancelled")
 
 // requestSuggestions asks the agent for suggestions at a snapshot and records the answer as live
 // suggestions, each presented once for every surface. It returns nothing for an answer to a
-// version that is no longer current (those ids end as ignored), and no error when there is no
-// agent: the editor then sees an empty result.
+// version that is no longer current (those ids end as ignored), and no error when the agent is not
+// ready (starting, restarting, waiting for sign-in, or none): the editor then sees an empty result
+// at once, never a wait for the agent's start-up.
 func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]*live, error) {
-	wait, cancel := context.WithTimeout(ctx, s.cfg.SuggestTimeout)
-	defer cancel()
-	agent := s.readyAgent(wait)
-	if ctx.Err() != nil {
-		return nil, errCancelled
-	}
+	uri := req.snap.URI
+	// Under fwd: an agent that has just become ready has had every open document replayed first,
+	// so that no nes/suggest reaches it before the document it names.
+	s.fwd.Lock()
+	agent := s.currentAgent()
+	s.fwd.Unlock()
 	if agent == nil {
+		s.log.Debug().Str("uri", uri).Str("why", s.notReady()).Msg("empty result: the agent is not ready")
 		return nil, nil
 	}
-	uri := req.snap.URI
+	wait, cancel := context.WithTimeout(ctx, s.cfg.SuggestTimeout)
+	defer cancel()
 	agentEnc := agent.Encoding()
 	pos, err := translate.OffsetToACP(req.snap.Mapper, req.cursor, agentEnc)
 	if err != nil {

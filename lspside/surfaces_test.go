@@ -142,6 +142,7 @@ func TestCodeActionsForEveryKind(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-32", Suggest: sc.suggest}})
 	e.root = root
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(mainURI, mainText)
 
 	ch := make(chan []codeAction, 1)
@@ -250,6 +251,7 @@ func TestCodeActionsUseDocumentChangesWhenSupported(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
 	e.root = root
 	e.initializeWith(map[string]any{"workspace": map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}}})
+	e.waitReady()
 	mainURI := root + "/main.go"
 	e.open(mainURI, "a\n")
 	ch := make(chan []codeAction, 1)
@@ -285,6 +287,7 @@ func TestCodeActionWithDiagnostics(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", ContextDiagnostics: true, Suggest: sc.suggest}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(u, "x := 𐐀 + y\n")
 	ch := make(chan []codeAction, 1)
 	go func() {
@@ -314,6 +317,7 @@ func TestCopilotInlineEdit(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", Suggest: sc.suggest}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(u, "a := 1\n\n// 𐐀 far below\nb := old\n")
 	type result struct {
 		Edits []struct {
@@ -399,6 +403,7 @@ func TestCompletionItems(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16") // no inlineCompletion capability: completion items are on
+	e.waitReady()
 	e.open(u, "x := fo\ny := 1\n")
 	type item struct {
 		Label               string     `json:"label"`
@@ -441,6 +446,7 @@ func TestRejectAndSuggestCommands(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(u, "abc\n")
 	// Reject by id.
 	res := e.inlineAsync(u, pos{0, 3})
@@ -501,6 +507,7 @@ func TestLateApplyDoesNotApplyAStaleSuggestion(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(u, "abc\n")
 	e.mu.Lock()
 	e.answer, e.hold = "Apply", make(chan struct{})
@@ -535,6 +542,7 @@ func TestOpenDocumentOutsideTheWorkspaceIsRefused(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
 	e.root = root
 	e.initialize()
+	e.waitReady()
 	mainURI, secretURI := root+"/main.go", outside+"/secret.txt"
 	e.open(mainURI, "x\n")
 	e.open(secretURI, "secret\n")

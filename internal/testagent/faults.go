@@ -227,8 +227,8 @@ func (a *Agent) faultyAnswer(ctx context.Context, n int, p acp.UnstableSuggestNe
 		}
 		return answer(out), nil
 	case FaultUnknown:
-		_ = a.conn.SendNotification(ctx, "weird/notice", map[string]any{"n": n})
-		_ = a.conn.SendNotification(ctx, "session/update", map[string]any{
+		_ = a.connection().SendNotification(ctx, "weird/notice", map[string]any{"n": n})
+		_ = a.connection().SendNotification(ctx, "session/update", map[string]any{
 			"sessionId": "no-such-session",
 			"update":    map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "hello"}},
 		})
@@ -246,7 +246,7 @@ func (a *Agent) faultyAnswer(ctx context.Context, n int, p acp.UnstableSuggestNe
 		go func() {
 			// After the answer has gone out.
 			time.Sleep(20 * time.Millisecond)
-			_ = a.conn.SendNotification(context.Background(), "weird/notice", map[string]any{"n": n, "after": true})
+			_ = a.connection().SendNotification(context.Background(), "weird/notice", map[string]any{"n": n, "after": true})
 		}()
 		return res, nil
 	}

@@ -55,6 +55,10 @@ type Config struct {
 	// Exit ends the process for the "exit" fault; nil calls os.Exit. Should it return, the
 	// agent answers as usual.
 	Exit func(code int)
+	// StartDelay and StartGate make an agent that is slow to start: the answer to initialize
+	// waits StartDelay, and then until StartGate (when set) is closed.
+	StartDelay time.Duration
+	StartGate  <-chan struct{}
 }
 
 // Message is one received message.
@@ -67,8 +71,10 @@ type Message struct {
 type Agent struct {
 	cfg  Config
 	enc  encoding.Kind
-	conn *acp.Connection
 	wire *wireWriter
+	// conn is set by Serve, which then closes connected; read it through connection().
+	conn      *acp.Connection
+	connected chan struct{}
 
 	mu       sync.Mutex
 	received []Message
@@ -113,19 +119,33 @@ func New(cfg Config) *Agent {
 	if !ok {
 		enc = encoding.UTF16
 	}
-	return &Agent{cfg: cfg, enc: enc, docs: map[string]*encoding.Mapper{}, versions: map[string]int{}, changed: make(chan struct{})}
+	return &Agent{cfg: cfg, enc: enc, docs: map[string]*encoding.Mapper{}, versions: map[string]int{}, changed: make(chan struct{}), connected: make(chan struct{})}
 }
 
 // Serve speaks ACP on r (what the client writes) and w until r ends.
 func (a *Agent) Serve(r io.Reader, w io.Writer) {
 	a.wire = &wireWriter{w: w, utf8Fault: a.cfg.Fault == FaultUTF8}
 	a.conn = acp.NewConnection(a.handle, a.wire, r)
+	close(a.connected)
 	<-a.conn.Done()
+}
+
+// connection is the ACP connection, once Serve has made it: the connection reads (and runs
+// handlers) before NewConnection returns, so a handler or a test that learnt of a message may get
+// here before Serve stored it.
+func (a *Agent) connection() *acp.Connection {
+	<-a.connected
+	return a.conn
 }
 
 // Call sends a request to the client (fs/read_text_file, ...) and returns its raw result.
 func (a *Agent) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return acp.SendRequest[json.RawMessage](a.conn, ctx, method, params)
+	select {
+	case <-a.connected:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return acp.SendRequest[json.RawMessage](a.connection(), ctx, method, params)
 }
 
 // Received returns the messages received so far.
@@ -172,6 +192,9 @@ func (a *Agent) record(method string, params json.RawMessage) {
 		_, _ = a.cfg.Log.Write(append(b, '\n'))
 		a.mu.Unlock()
 	}
+	// Those waiting see the message now, not only once it is handled: a slow start holds its
+	// answer.
+	a.signal()
 }
 
 // signal wakes those waiting on Changed.
@@ -191,6 +214,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	defer a.signal()
 	switch method {
 	case acp.AgentMethodInitialize:
+		if !a.slowStart(ctx) {
+			return nil, acp.NewInternalError(map[string]any{"error": "the connection ended while starting"})
+		}
 		caps := acp.AgentCapabilities{}
 		pe := acp.PositionEncodingKind(a.enc.String())
 		caps.PositionEncoding = &pe
@@ -315,7 +341,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			a.exit(3)
 		case FaultHang:
 			// Never answer, whatever $/cancel_request says: only the connection's end frees this.
-			<-a.conn.Done()
+			<-a.connection().Done()
 			return nil, acp.NewInternalError(map[string]any{"error": "hung"})
 		}
 		doc := a.waitVersion(ctx, p.Uri, p.Version)
@@ -334,6 +360,28 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return res, nil
 	}
 	return nil, acp.NewMethodNotFound(method)
+}
+
+// slowStart waits StartDelay, then for StartGate; false when the request's context (which ends
+// with the connection) ended first.
+func (a *Agent) slowStart(ctx context.Context) bool {
+	if a.cfg.StartDelay > 0 {
+		t := time.NewTimer(a.cfg.StartDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done(): // the connection ended
+			return false
+		}
+	}
+	if a.cfg.StartGate != nil {
+		select {
+		case <-a.cfg.StartGate:
+		case <-ctx.Done(): // the connection ended
+			return false
+		}
+	}
+	return true
 }
 
 func (a *Agent) waitVersion(ctx context.Context, uri string, version int) string {

@@ -193,6 +193,13 @@ local function record_traffic(client)
   end
 end
 
+-- The window/logMessage texts the bridge sent, through Neovim's own handler (:LspLog shows them).
+local logged = {}
+local function log_message(err, params, ctx)
+  table.insert(logged, type(params) == 'table' and params.message or '')
+  return vim.lsp.handlers['window/logMessage'](err, params, ctx)
+end
+
 local function items_of(result)
   if type(result) ~= 'table' then
     return {}
@@ -280,6 +287,19 @@ local function run_case(case, client, first)
       fail(name, 'textDocumentSync.change = ' .. tostring(change) .. ', want 2 (incremental)')
     end
     out(('INFO %s: positionEncoding=%s offset_encoding=%s'):format(name, tostring(caps.positionEncoding), client.offset_encoding))
+
+    -- The bridge answers inline requests with nothing until it says the agent is ready
+    -- (window/logMessage "acp-lsp-bridge: NAME is ready (...)"): a user types once it is.
+    if not wait_for(function()
+      for _, m in ipairs(logged) do
+        if m:find(' is ready (', 1, true) then
+          return true
+        end
+      end
+    end, 10000) then
+      fail(name, 'the bridge never said the agent is ready (window/logMessage within 10 s): ' .. enc_json(logged))
+      return client
+    end
   end
 
   -- Type in insert mode at the marker.
@@ -470,6 +490,7 @@ local function main()
       root_dir = dir,
       -- Offer exactly one encoding (lists replace the defaults, see NOTES.md).
       capabilities = { general = { positionEncodings = { enc } } },
+      handlers = { ['window/logMessage'] = log_message },
       -- Same process group as nvim, so the Go test can end everything on timeout.
       detached = false,
     }, { bufnr = api.nvim_get_current_buf() })

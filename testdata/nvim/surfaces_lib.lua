@@ -195,8 +195,33 @@ function T.record(client, methods)
   return traffic
 end
 
--- Starts the bridge (client name `name`, one offered encoding) attached to the current buffer and
--- waits for LspAttach. extra: arguments for the agent.
+-- The window/logMessage texts each client received (by client id), through Neovim's own handler.
+T.logged = {}
+local function log_message(err, params, ctx)
+  local list = T.logged[ctx.client_id] or {}
+  T.logged[ctx.client_id] = list
+  table.insert(list, type(params) == 'table' and params.message or '')
+  return vim.lsp.handlers['window/logMessage'](err, params, ctx)
+end
+
+-- Waits for the bridge's word that the agent is ready, the window/logMessage "acp-lsp-bridge: NAME
+-- is ready (...)" that a user reads in :LspLog: the bridge answers requests before it with nothing.
+function T.wait_ready(case, client)
+  local ready = T.wait_for(function()
+    for _, m in ipairs(T.logged[client.id] or {}) do
+      if m:find(' is ready (', 1, true) then
+        return true
+      end
+    end
+  end, 10000)
+  if not ready then
+    T.fail(case, 'the bridge never said the agent is ready (window/logMessage within 10 s): ' .. T.json(T.logged[client.id]))
+  end
+  return ready
+end
+
+-- Starts the bridge (client name `name`, one offered encoding) attached to the current buffer,
+-- waits for LspAttach and for the agent to be ready. extra: arguments for the agent.
 function T.start_client(case, name, extra)
   local buf = api.nvim_get_current_buf()
   local attached = false
@@ -217,6 +242,7 @@ function T.start_client(case, name, extra)
     root_dir = T.dir,
     -- Offer exactly one encoding (lists replace the defaults, see NOTES.md).
     capabilities = { general = { positionEncodings = { T.enc } } },
+    handlers = { ['window/logMessage'] = log_message },
     -- Same process group as nvim, so the Go test can end everything on timeout.
     detached = false,
   }, { bufnr = buf })
@@ -249,6 +275,9 @@ function T.start_client(case, name, extra)
     end
   end
   T.out(('INFO %s: client %q, positionEncoding=%s'):format(case, name, client.offset_encoding))
+  if not T.wait_ready(case, client) then
+    return nil
+  end
   return client
 end
 

@@ -6,9 +6,9 @@
 //                         [--agent-sync incremental|full] [--agent-encoding utf-8|utf-16|utf-32]
 //                         [--agent-via argv|initopts] [--early] [--timeout-ms 18000] [--keep]
 // --early: edit right after initialized, without waiting for the agent's NES session (as
-// editors do); the bridge may then fold the first edits into a later didOpen, so the agent's
-// events are checked against the editor's text at the version each one carries instead of
-// one for one.
+// editors do), and wait for it only before the first request; the bridge may then fold the first
+// edits into a later didOpen, so the agent's events are checked against the editor's text at the
+// version each one carries instead of one for one.
 // Needs PEERS_NODE_MODULES. Exits 0 when every check passed, 1 otherwise (with the reasons).
 //
 // The expected values (positions, ranges, the inline completion item) are computed here from
@@ -410,17 +410,21 @@ async function run() {
     `executeCommandProvider should list acp-lsp-bridge.accept, got ${show(caps.executeCommandProvider)}`);
   await notify(lsp.InitializedNotification.type, {});
 
-  // The bridge starts the agent in the background and folds edits made before the agent is
-  // ready into the didOpen it sends then. Unless --early, wait for the bridge to say the agent is
-  // ready (window/logMessage) so that every edit below reaches the agent as its own event. (The
+  // The bridge starts the agent in the background, folds edits made before the agent is ready
+  // into the didOpen it sends then, and answers requests before then with nothing. Unless
+  // --early, wait for the bridge to say the agent is ready (window/logMessage) so that every edit
+  // below reaches the agent as its own event; with --early, wait before the first request. (The
   // agent logging nes/start is not enough: the bridge is ready only once it has read the answer.)
-  step = "agent ready";
-  const readyBy = Date.now() + 10000;
   const isReady = () => fromServer.some((m) => m.method === "window/logMessage" && / is ready \(/.test(m.params?.message ?? ""));
-  while (!EARLY && !isReady()) {
-    if (Date.now() > readyBy) throw new Error("the bridge never said the agent is ready (window/logMessage within 10 s)");
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const agentReady = async () => {
+    step = "agent ready";
+    const readyBy = Date.now() + 10000;
+    while (!isReady()) {
+      if (Date.now() > readyBy) throw new Error("the bridge never said the agent is ready (window/logMessage within 10 s)");
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  if (!EARLY) await agentReady();
 
   step = "document A";
   const A = URI_A;
@@ -460,6 +464,7 @@ async function run() {
   // v8: delete an astral character at the end of the TODO line.
   await didChange(A, [{ start: at(A, "\u2713 😀", 1), end: at(A, "\u2713 😀", 4), text: "" }]);
   await didSave(A);
+  if (EARLY) await agentReady();
 
   step = "inline 1";
   const todoCursor = () => at(A, "TODO", 2);

@@ -24,8 +24,9 @@ func main() {
 	focus := flag.Bool("focus", false, "ask for document/didFocus events")
 	contextJSON := flag.String("context", "", `nes.context to ask for, as JSON, e.g. {"diagnostics":{},"editHistory":{"maxCount":4}}`)
 	fault := flag.String("fault", "", testagent.FaultHelp)
+	startDelay := flag.Duration("start-delay", 0, "wait this long before answering initialize: an agent that is slow to start")
 	flag.Parse()
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit}
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay}
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
 		os.Exit(2)
