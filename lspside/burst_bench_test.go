@@ -49,6 +49,7 @@ func keystrokeBurst(b *testing.B, coalesce time.Duration) {
 	}
 	e := newEditor(b, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: suggest}, cfg: lspside.Config{CoalesceDelay: coalesce}})
 	e.initialize("utf-16")
+	e.waitReady()
 	const uri = "file:///work/project/burst.go"
 	e.open(uri, "x\n")
 	e.waitMirror(uri, "x\n")

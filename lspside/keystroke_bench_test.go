@@ -49,6 +49,7 @@ func keystrokes(b *testing.B, size int) float64 {
 	}
 	e := newEditor(b, harnessOpts{quietLog: true, agentCfg: testagent.Config{Encoding: "utf-16", Sync: "incremental", Suggest: suggest}})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(uri, text)
 	agent := e.theAgent()
 	waitVersion := func(v int) {

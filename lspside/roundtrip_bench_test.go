@@ -82,6 +82,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("bridge", func(b *testing.B) {
 		e := newEditor(b, harnessOpts{quietLog: true, agentCfg: testagent.Config{Encoding: "utf-16", Suggest: instantSuggest}})
 		e.initialize("utf-16")
+		e.waitReady()
 		e.open(uri, doc)
 		e.waitMirror(uri, doc)
 		bridged = bridged[:0]

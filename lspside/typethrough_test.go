@@ -39,6 +39,7 @@ func typingSession(t testing.TB, cfg lspside.Config) (shown []string, calls int6
 	}
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", Suggest: suggest}, cfg: cfg})
 	e.initialize("utf-16")
+	e.waitReady()
 	e.open(u, "func f() error {\n\t\n}\n")
 	e.waitMirror(u, "func f() error {\n\t\n}\n")
 	col := 1
