@@ -357,6 +357,9 @@ func TestBinaryInlineCompletionRoundTrip(t *testing.T) {
 	if err := b.call("workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The Go ACP SDK hands notifications to the agent on a queue of their own: the nes/close
+	// request that shutdown sends could reach the agent's log before the nes/accept sent first.
+	waitAgentLog(t, agentLog, "nes/accept")
 	if err := b.call("shutdown", nil, nil); err != nil {
 		t.Fatal(err)
 	}
