@@ -227,6 +227,11 @@ func TestBadAnswersEndTheirRequests(t *testing.T) {
 			t.Errorf("answer %d: %v %v, want an error saying %q", i+1, sugs, err, want)
 		}
 	}
+	// The SDK hands the agent's requests and notifications to the bridge on queues of their own,
+	// which may still hold some of them once the last answer is in.
+	waitUntil(t, "every unknown message handled", func() bool {
+		return a.tap.faults.seen(faultUnknownNotification, "weird/notice") == 9 && a.tap.faults.seen(faultUnknownRequest, "weird/request") == 9
+	})
 	a.Close(context.Background())
 	l := log.String()
 	for _, want := range []string{

@@ -45,6 +45,7 @@ type faultKind struct {
 	msg     string
 	repeats int       // occurrences since the last line
 	last    time.Time // when the last line was logged
+	seen    int       // occurrences in all
 }
 
 func newFaultLog(log zerolog.Logger) *faultLog {
@@ -62,7 +63,7 @@ func (f *faultLog) note(level zerolog.Level, fault, method, msg string, details 
 		k = f.kinds[key]
 	}
 	if k == nil {
-		k = &faultKind{faultKey: key, level: level, msg: msg, last: now}
+		k = &faultKind{faultKey: key, level: level, msg: msg, last: now, seen: 1}
 		f.kinds[key] = k
 		f.order = append(f.order, key)
 		f.mu.Unlock()
@@ -74,6 +75,7 @@ func (f *faultLog) note(level zerolog.Level, fault, method, msg string, details 
 		return
 	}
 	k.repeats++
+	k.seen++
 	if now.Sub(k.last) < f.every {
 		f.mu.Unlock()
 		return
@@ -82,6 +84,16 @@ func (f *faultLog) note(level zerolog.Level, fault, method, msg string, details 
 	k.repeats, k.last = 0, now
 	f.mu.Unlock()
 	k.summary(f.log, n, since)
+}
+
+// seen returns how many times a fault has occurred.
+func (f *faultLog) seen(fault, method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if k := f.kinds[faultKey{fault, method}]; k != nil {
+		return k.seen
+	}
+	return 0
 }
 
 // flush logs the occurrences not reported yet: the connection has ended.
