@@ -46,6 +46,7 @@ func TestStateBoundedOverManyDocuments(t *testing.T) {
 		cfg:      lspside.Config{CoalesceDelay: time.Millisecond},
 	})
 	e.initialize("utf-16")
+	e.waitReady()
 	const keepOpen = 20
 	text := "package p // é 𐐀\nhel\n"
 	shown := 0
@@ -127,6 +128,7 @@ func TestLiveSuggestionsHoldNoTextCopies(t *testing.T) {
 			return map[string]any{"suggestions": sugs}, nil
 		}}})
 	e.initialize("utf-16")
+	e.waitReady()
 	u := "file:///work/project/big.go"
 	text := testutil.SourceLike(1 << 20)
 	e.open(u, text)
