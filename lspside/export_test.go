@@ -29,3 +29,6 @@ func (s *Server) Held() Held {
 	s.sugs.mu.Unlock()
 	return h
 }
+
+// JSONStringBytes is jsonStringBytes, for its test against encoding/json.
+var JSONStringBytes = jsonStringBytes

@@ -90,7 +90,7 @@ func (s *Server) focus(ctx context.Context, snap *document.Snapshot, cursor int,
 	s.mu.Unlock()
 	s.ed.Focused(snap.URI, snap.Mapper, cursor, true, visible)
 	agent := s.currentAgent()
-	if agent == nil || !agent.Events().DidFocus {
+	if agent == nil || !agent.Events().DidFocus || s.isWithheld(snap.URI) {
 		return
 	}
 	enc := agent.Encoding()

@@ -75,6 +75,9 @@ type Config struct {
 	ConnectAgent func(acpside.Options) (*acpside.Agent, error)
 	// Trace, when set, records every message on both wires.
 	Trace *wiretrace.Writer
+	// MaxMessageBytes is the largest message the agent is sent; a document whose text does not
+	// fit is kept from it (toolarge.go). Zero means DefaultMaxMessageBytes.
+	MaxMessageBytes int
 
 	// started, when set, is given the server as Serve starts it (tests look at its state).
 	started func(*Server)
@@ -121,8 +124,9 @@ type Server struct {
 	suggestSeq    uint64
 	agentErr      string // why there is no agent
 	inflight      map[string]context.CancelFunc
-	cursors       map[string]int // the byte offset of each document's last request
-	active        string         // the document the user is in (focus notifications, requests)
+	cursors       map[string]int  // the byte offset of each document's last request
+	withheld      map[string]bool // documents too large to send to the agent
+	active        string          // the document the user is in (focus notifications, requests)
 	exited        chan struct{}
 	exitOnce      sync.Once
 	exitCode      int
@@ -159,6 +163,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		docs:     document.NewStore(),
 		inflight: map[string]context.CancelFunc{},
 		cursors:  map[string]int{},
+		withheld: map[string]bool{},
 
 		suggesting:    map[string]context.CancelFunc{},
 		suggestingSeq: map[string]uint64{},

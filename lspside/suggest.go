@@ -44,6 +44,10 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		s.log.Debug().Str("uri", uri).Str("why", s.notReady()).Msg("empty result: the agent is not ready")
 		return nil, nil
 	}
+	if s.isWithheld(uri) {
+		s.log.Debug().Str("uri", uri).Msg("empty result: the document is too large for the agent")
+		return nil, nil
+	}
 	wait, cancel := context.WithTimeout(ctx, s.cfg.SuggestTimeout)
 	defer cancel()
 	agentEnc := agent.Encoding()

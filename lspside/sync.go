@@ -72,6 +72,11 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) error {
 }
 
 func (s *Server) sendDidOpen(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot) {
+	if !s.fitsAgent(snap) {
+		s.withhold(ctx, snap)
+		return
+	}
+	s.release(snap.URI)
 	lang := snap.LanguageID
 	if lang == "" {
 		lang = "plaintext"
@@ -120,6 +125,23 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 		return nil
 	}
 	ev := agent.Events()
+	switch {
+	case s.isWithheld(uri):
+		// The agent does not have the document; it may fit now.
+		if ev.DidOpen && after.Mapper.Len() <= s.maxMessageBytes() && s.fitsAgent(after) {
+			s.sendDidOpen(ctx, agent, after)
+		}
+		return nil
+	case ev.FullSync && !s.fitsAgent(after):
+		// Every change would carry the whole text: the agent forgets the document instead.
+		if ev.DidClose {
+			if err := agent.DidClose(ctx, acp.UnstableDidCloseDocumentNotification{Uri: uri}); err != nil {
+				s.sendFailed(agent, "document/didClose", err)
+			}
+		}
+		s.withhold(ctx, after)
+		return nil
+	}
 	acpChanges, err := translate.ChangesToACP(applied, after.Mapper, agent.Encoding(), ev.FullSync)
 	if err != nil {
 		return fmt.Errorf("%s: convert changes for the agent: %w", uri, err)
@@ -162,7 +184,9 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	s.ed.Closed(uri)
 	agent := s.currentAgent()
 	s.sugs.documentClosed(ctx, agent, uri)
-	if agent != nil && agent.Events().DidClose {
+	withheld := s.isWithheld(uri)
+	s.release(uri)
+	if agent != nil && agent.Events().DidClose && !withheld {
 		if err := agent.DidClose(ctx, acp.UnstableDidCloseDocumentNotification{Uri: uri}); err != nil {
 			s.sendFailed(agent, "document/didClose", err)
 		}
@@ -180,7 +204,7 @@ func (s *Server) didSave(ctx context.Context, raw json.RawMessage) error {
 	if _, ok := s.docs.Get(uri); !ok {
 		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
 	}
-	if agent := s.currentAgent(); agent != nil && agent.Events().DidSave {
+	if agent := s.currentAgent(); agent != nil && agent.Events().DidSave && !s.isWithheld(uri) {
 		if err := agent.DidSave(ctx, acp.UnstableDidSaveDocumentNotification{Uri: uri}); err != nil {
 			s.sendFailed(agent, "document/didSave", err)
 		}

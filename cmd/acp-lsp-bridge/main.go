@@ -77,6 +77,7 @@ type config struct {
 	agent          *acpside.Command
 	suggestTimeout time.Duration
 	userWait       time.Duration
+	maxMessage     int
 }
 
 func main() {
@@ -136,13 +137,14 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		log.Warn().Err(err).Msg("cannot find the bridge's own executable; no built-in agent")
 	}
 	return lspside.Serve(ctx, stdin, stdout, lspside.Config{
-		Agent:          cfg.agent,
-		DefaultAgent:   builtinAgent,
-		Version:        version,
-		Log:            log,
-		Trace:          trace,
-		SuggestTimeout: cfg.suggestTimeout,
-		UserWait:       cfg.userWait,
+		Agent:           cfg.agent,
+		DefaultAgent:    builtinAgent,
+		Version:         version,
+		Log:             log,
+		Trace:           trace,
+		SuggestTimeout:  cfg.suggestTimeout,
+		UserWait:        cfg.userWait,
+		MaxMessageBytes: cfg.maxMessage,
 	})
 }
 
@@ -161,6 +163,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.StringVar(&cfg.trace, "trace", "", "write every message on both wires (editor and agent) to this `file`, one JSON object per line: {time, dir, message}; it contains document text")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
 	fs.DurationVar(&cfg.suggestTimeout, "suggest-timeout", 10*time.Second, "the longest the editor waits for the agent's suggestions (`duration`); after it the agent's request is cancelled and the editor gets an empty result")
+	fs.IntVar(&cfg.maxMessage, "max-message-size", lspside.DefaultMaxMessageBytes, "the largest message the agent is sent, in `bytes` (the ACP Go SDK reads at most 10 MiB); a document whose text does not fit is not sent to the agent and gets no suggestions")
 	fs.DurationVar(&cfg.userWait, "user-wait", 2*time.Minute, "the longest a question to the user (sign-in, permission, a manual suggestion) stays open (`duration`); unanswered, it counts as declined")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
@@ -178,6 +181,10 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	if *showVersion {
 		fmt.Fprintf(stdout, "acp-lsp-bridge %s\n", version)
 		return cfg, 0, true
+	}
+	if cfg.maxMessage < 64<<10 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge: --max-message-size must be at least 65536 bytes")
+		return cfg, 2, true
 	}
 	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 {
 		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout and --user-wait must be positive durations, such as 10s or 2m")
