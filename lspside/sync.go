@@ -128,7 +128,7 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	switch {
 	case s.isWithheld(uri):
 		// The agent does not have the document; it may fit now.
-		if ev.DidOpen && after.Mapper.Len() <= s.maxMessageBytes() && s.fitsAgent(after) {
+		if ev.DidOpen && s.fitsAgent(after) {
 			s.sendDidOpen(ctx, agent, after)
 		}
 		return nil
