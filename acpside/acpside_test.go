@@ -92,6 +92,20 @@ func TestStartReportsAMissingCommand(t *testing.T) {
 func fakeAgent(t *testing.T, before []string) (*Agent, *testutil.SyncBuffer) {
 	t.Helper()
 	var log testutil.SyncBuffer
+	a := scriptedAgent(&log, func(method string, id json.RawMessage) []string {
+		if method != "initialize" {
+			return nil
+		}
+		resp := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":1,"agentCapabilities":{"nes":{},"positionEncoding":"utf-32"},"authMethods":[]}}`
+		return append(append([]string(nil), before...), resp)
+	})
+	t.Cleanup(func() { a.Close(context.Background()) })
+	return a, &log
+}
+
+// scriptedAgent connects to an agent over pipes that writes back, for each message the bridge
+// sends, the lines reply returns for it.
+func scriptedAgent(log *testutil.SyncBuffer, reply func(method string, id json.RawMessage) []string) *Agent {
 	toAgentR, toAgentW := io.Pipe()
 	fromAgentR, fromAgentW := io.Pipe()
 	go func() {
@@ -103,20 +117,13 @@ func fakeAgent(t *testing.T, before []string) (*Agent, *testutil.SyncBuffer) {
 				Method string          `json:"method"`
 			}
 			_ = json.Unmarshal(sc.Bytes(), &msg)
-			if msg.Method != "initialize" {
-				continue
-			}
-			for _, l := range before {
+			for _, l := range reply(msg.Method, msg.ID) {
 				_, _ = io.WriteString(fromAgentW, l+"\n")
 			}
-			resp := `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"protocolVersion":1,"agentCapabilities":{"nes":{},"positionEncoding":"utf-32"},"authMethods":[]}}`
-			_, _ = io.WriteString(fromAgentW, resp+"\n")
 		}
 		fromAgentW.Close()
 	}()
-	a := Connect(fromAgentR, toAgentW, Options{Log: zerolog.New(&log)})
-	t.Cleanup(func() { a.Close(context.Background()) })
-	return a, &log
+	return Connect(fromAgentR, toAgentW, Options{Log: zerolog.New(log)})
 }
 
 // TestJunkFromTheAgentIsDroppedAndLogged: lines that are not JSON and a line over 8 MiB are
@@ -186,39 +193,27 @@ func TestFaultLogOncePerKind(t *testing.T) {
 // nothing for any of it.
 func TestBadAnswersEndTheirRequests(t *testing.T) {
 	var log testutil.SyncBuffer
-	toAgentR, toAgentW := io.Pipe()
-	fromAgentR, fromAgentW := io.Pipe()
-	go func() {
-		sc := bufio.NewScanner(toAgentR)
-		sc.Buffer(nil, 1<<20)
-		n := 0
-		for sc.Scan() {
-			var msg struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			_ = json.Unmarshal(sc.Bytes(), &msg)
-			if msg.Method != "nes/suggest" {
-				continue
-			}
-			n++
-			for range 3 {
-				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","method":"weird/notice"}`+"\n")
-				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","id":"w`+strconv.Itoa(n)+`","method":"weird/request"}`+"\n")
-				_, _ = io.WriteString(fromAgentW, `[1,2,3]`+"\n")
-			}
-			switch n {
-			case 1:
-				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":"no"}`+"\n")
-			case 2:
-				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"suggestions":[{"kind":"edit","id":"x","edits":[],"pad":"`+strings.Repeat("a", 9<<20)+`"}]}}`+"\n")
-			default:
-				_, _ = io.WriteString(fromAgentW, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"suggestions":[]}}`+"\n")
-			}
+	n := 0
+	a := scriptedAgent(&log, func(method string, id json.RawMessage) []string {
+		if method != "nes/suggest" {
+			return nil
 		}
-		fromAgentW.Close()
-	}()
-	a := Connect(fromAgentR, toAgentW, Options{Log: zerolog.New(&log)})
+		n++
+		var out []string
+		for range 3 {
+			out = append(out,
+				`{"jsonrpc":"2.0","method":"weird/notice"}`,
+				`{"jsonrpc":"2.0","id":"w`+strconv.Itoa(n)+`","method":"weird/request"}`,
+				`[1,2,3]`)
+		}
+		switch n {
+		case 1:
+			return append(out, `{"jsonrpc":"2.0","id":`+string(id)+`,"error":"no"}`)
+		case 2:
+			return append(out, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"suggestions":[{"kind":"edit","id":"x","edits":[],"pad":"`+strings.Repeat("a", 9<<20)+`"}]}}`)
+		}
+		return append(out, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"suggestions":[]}}`)
+	})
 	for i, want := range []string{"not a valid JSON-RPC response", "longer than the bridge reads", ""} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		sugs, err := a.Suggest(ctx, acp.UnstableSuggestNesRequest{Uri: "file:///a"})
