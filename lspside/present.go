@@ -81,7 +81,7 @@ func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor
 			l.spans, l.repl = spans, &merged
 		}
 		if sg.Edit.CursorPosition != nil || t.uri != base.URI {
-			after := encoding.NewMapper(merged.Apply(t.mapper.Text()))
+			after := t.mapper.Edit(merged.Start, merged.End, merged.Text)
 			off := merged.Start
 			if cp := sg.Edit.CursorPosition; cp != nil {
 				if off, err = after.PositionOffset(translate.PositionFromACP(*cp), agentEnc); err != nil {
