@@ -1,6 +1,7 @@
 package editorstate
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -78,6 +79,7 @@ func TestUserActionClassification(t *testing.T) {
 func TestNoOpChangesRecordNothing(t *testing.T) {
 	h := newHarness(t, Limits{})
 	h.open(uriA, "go", "abc")
+	h.open(uriB, "go", "")
 	h.replace(uriA, 1, 1, "")
 	h.replace(uriA, 0, 2, "ab")
 	h.full(uriA, "abc")
@@ -85,8 +87,8 @@ func TestNoOpChangesRecordNothing(t *testing.T) {
 	if acts := actionsIn(h, encoding.UTF16); len(acts) != 0 {
 		t.Fatalf("actions %+v", acts)
 	}
-	if got := h.s.Recent(0); len(got) != 0 {
-		t.Fatalf("a no-op made %v recent", got)
+	if got := h.s.Recent(0); !slices.Equal(got, refs(uriB, uriA)) {
+		t.Fatalf("recent %v after no-ops in %s; want the order of opening", got, uriA)
 	}
 }
 

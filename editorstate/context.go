@@ -48,7 +48,7 @@ type docView struct {
 	lang       string
 	focusAt    time.Time
 	focusSeq   uint64
-	touchSeq   uint64
+	rank       uint64 // docState.rank
 	visible    LineRange
 	hasVisible bool
 }
@@ -61,8 +61,8 @@ type docView struct {
 //     focused first, then those never focused in URI order; with the visible range when known
 //     (whole lines: start and end at character 0, clamped to the document) and the last focus
 //     time when known.
-//   - recentFiles: the open documents other than r.Snap that were focused or edited, the most
-//     recent first, with their text; documents larger than Limits.RecentFileBytes are skipped, and
+//   - recentFiles: the open documents other than r.Snap in the recency list, the most recent
+//     first (those focused or edited, then those only opened), with their text; documents larger than Limits.RecentFileBytes are skipped, and
 //     so is one that would take the text of them all over Limits.RecentFilesBytes.
 //   - editHistory: the last entries, oldest first, as unified diffs (see the package
 //     documentation).
@@ -91,7 +91,7 @@ func (s *State) Context(r Request) *acp.UnstableNesSuggestContext {
 	views := make(map[string]docView, len(open))
 	for _, snap := range open {
 		if d, ok := s.docs[snap.URI]; ok {
-			views[snap.URI] = docView{lang: d.lang, focusAt: d.focusAt, focusSeq: d.focusSeq, touchSeq: d.touchSeq,
+			views[snap.URI] = docView{lang: d.lang, focusAt: d.focusAt, focusSeq: d.focusSeq, rank: d.rank(),
 				visible: d.visible, hasVisible: d.hasVisible}
 		}
 	}
@@ -221,7 +221,7 @@ func openFiles(open []*document.Snapshot, views map[string]docView) []acp.Unstab
 	return out
 }
 
-// byRecency returns the open documents but the one of uri: those focused or edited, the most
+// byRecency returns the open documents but the one of uri: those in the recency list, the most
 // recent first, then the others in URI order.
 func byRecency(open []*document.Snapshot, views map[string]docView, uri string) []*document.Snapshot {
 	var out []*document.Snapshot
@@ -231,7 +231,7 @@ func byRecency(open []*document.Snapshot, views map[string]docView, uri string) 
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		ti, tj := views[out[i].URI].touchSeq, views[out[j].URI].touchSeq
+		ti, tj := views[out[i].URI].rank, views[out[j].URI].rank
 		if ti != tj {
 			return ti > tj
 		}
@@ -252,7 +252,7 @@ func recentFiles(snap *document.Snapshot, open []*document.Snapshot, views map[s
 	total := 0
 	for _, d := range byRecency(open, views, self) {
 		v := views[d.URI]
-		if len(out) == limit || v.touchSeq == 0 {
+		if len(out) == limit || v.rank == 0 {
 			break
 		}
 		if n := d.Mapper.Len(); n > maxBytes || total+n > totalBytes {

@@ -176,14 +176,15 @@ func TestRecentFiles(t *testing.T) {
 	self := h.open(uriA, "go", "self")
 	big := h.open("file:///w/big.go", "go", strings.Repeat("x", 11))
 	small := h.open(uriB, "", "small")
-	h.open("file:///w/untouched.go", "go", "u")
+	h.open("file:///w/opened.go", "go", "u")
 	h.s.Focused(uriB, small.Mapper, 0, false, nil)
 	h.tick(time.Second)
 	h.s.Focused("file:///w/big.go", big.Mapper, 0, false, nil)
 	h.tick(time.Second)
 	h.s.Focused(uriA, self.Mapper, 0, false, nil)
 	ctx := h.context(Want{RecentFiles: true}, uriA, 0)
-	want := []acp.UnstableNesRecentFile{{Uri: uriB, LanguageId: "plaintext", Text: "small"}}
+	// Focused first, then the one only opened (big is too big).
+	want := []acp.UnstableNesRecentFile{{Uri: uriB, LanguageId: "plaintext", Text: "small"}, {Uri: "file:///w/opened.go", LanguageId: "go", Text: "u"}}
 	if !slices.Equal(ctx.RecentFiles, want) {
 		t.Fatalf("recentFiles %+v; want %+v", ctx.RecentFiles, want)
 	}

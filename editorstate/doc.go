@@ -11,9 +11,12 @@
 //
 // # Recency
 //
-// A document becomes recent when it is focused or edited; opening it alone does not. The recency
-// list keeps closed documents too (recent_documents lists them), up to [Limits].Recent URIs; when
-// it is full the least recent closed document is dropped first. Everything else the State knows
+// A document becomes recent when it is focused, edited or opened. Those focused or edited come
+// first, the most recent first, then those only opened, the last opened first: many editors
+// (Helix, Kakoune) never say where the user is, and opening a file to read it is then all there
+// is to go by. The recency list keeps closed documents too (recent_documents lists them), up to
+// [Limits].Recent URIs; when it is full the least recent closed document is dropped first, then
+// the least recent open one (so a document only opened never pushes out one the user worked in). Everything else the State knows
 // about a document (visible range, cursor, diagnostics) is forgotten when it is closed.
 //
 // # Edit history

@@ -81,7 +81,8 @@ type docState struct {
 	open     bool
 	focusAt  time.Time
 	focusSeq uint64 // order of the last focus; 0: never focused
-	touchSeq uint64 // order of the last focus or edit; 0: not in the recency list
+	touchSeq uint64 // order of the last focus or edit; 0: never focused or edited
+	openSeq  uint64 // order of the last didOpen; 0: not opened since it entered the list
 
 	// Forgotten on Closed.
 	visible    LineRange
@@ -100,7 +101,7 @@ type State struct {
 
 	docs        map[string]*docState
 	seq         uint64
-	recentCount int // docs with touchSeq > 0
+	recentCount int // docs with rank() > 0
 
 	history *ring[*group]
 	open    *group // the entry being built: the newest of history, or nil
@@ -139,28 +140,43 @@ func (s *State) doc(uri string) *docState {
 	return d
 }
 
-// touch makes d the most recent document, dropping the least recent one when the list is full:
-// a closed one first.
-func (s *State) touch(d *docState) {
-	if d.touchSeq == 0 {
-		s.recentCount++
+// rank orders the recency list, the most recent highest; 0 means not in it. Documents focused or
+// edited come before those only opened: opening a file to look at it makes it recent (clients
+// such as Helix and Kakoune send no focus), but less than working in one does.
+func (d *docState) rank() uint64 {
+	const touched = 1 << 63
+	if d.touchSeq > 0 {
+		return touched | d.touchSeq
 	}
+	return d.openSeq
+}
+
+// touch makes d the most recent document: focused or edited.
+func (s *State) touch(d *docState) {
+	in := d.rank() > 0
 	s.seq++
 	d.touchSeq = s.seq
+	s.entered(d, in)
+}
+
+// entered counts d in the recency list unless it was in already, dropping the least recent
+// document when the list is full: a closed one first. That may be d itself, when it was only
+// opened and every other document in the full list is open and was focused or edited.
+func (s *State) entered(d *docState, already bool) {
+	if !already {
+		s.recentCount++
+	}
 	for s.recentCount > s.lim.Recent {
 		var victim *docState
 		for _, o := range s.docs {
-			if o.touchSeq == 0 || o == d {
+			if o.rank() == 0 {
 				continue
 			}
-			if victim == nil || (victim.open && !o.open) || (victim.open == o.open && o.touchSeq < victim.touchSeq) {
+			if victim == nil || (victim.open && !o.open) || (victim.open == o.open && o.rank() < victim.rank()) {
 				victim = o
 			}
 		}
-		if victim == nil {
-			return
-		}
-		victim.touchSeq = 0
+		victim.touchSeq, victim.openSeq = 0, 0
 		s.recentCount--
 		if !victim.open {
 			delete(s.docs, victim.uri)
@@ -168,7 +184,8 @@ func (s *State) touch(d *docState) {
 	}
 }
 
-// Opened records a newly opened document's language. Opening does not make a document recent.
+// Opened records a newly opened document's language, and makes it recent: after every document
+// focused or edited, before those opened earlier.
 func (s *State) Opened(snap *document.Snapshot) {
 	if snap == nil {
 		return
@@ -180,6 +197,10 @@ func (s *State) Opened(snap *document.Snapshot) {
 	}
 	d := s.doc(snap.URI)
 	d.lang = snap.LanguageID
+	in := d.rank() > 0
+	s.seq++
+	d.openSeq = s.seq
+	s.entered(d, in)
 }
 
 // Changed records changes of a document as the mirror applied them: the edit history, one user
@@ -221,7 +242,7 @@ func (s *State) Closed(uri string) {
 	d.hasVisible, d.visible = false, LineRange{}
 	d.hasCursor, d.cursor = false, 0
 	d.diags = nil
-	if d.touchSeq == 0 {
+	if d.rank() == 0 {
 		delete(s.docs, uri)
 	}
 }
@@ -298,17 +319,17 @@ func (s *State) Active() (DocumentRef, bool) {
 	return DocumentRef{URI: best.uri, LanguageID: best.lang}, true
 }
 
-// Recent returns the documents most recently focused or edited, open or closed, the most recent
-// first: at most limit of them, or all that are kept when limit <= 0.
+// Recent returns the recent documents, open or closed, the most recent first (those focused or
+// edited, then those only opened): at most limit of them, or all that are kept when limit <= 0.
 func (s *State) Recent(limit int) []DocumentRef {
 	s.mu.Lock()
 	ds := make([]*docState, 0, s.recentCount)
 	for _, d := range s.docs {
-		if d.touchSeq > 0 {
+		if d.rank() > 0 {
 			ds = append(ds, d)
 		}
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i].touchSeq > ds[j].touchSeq })
+	sort.Slice(ds, func(i, j int) bool { return ds[i].rank() > ds[j].rank() })
 	if limit > 0 && len(ds) > limit {
 		ds = ds[:limit]
 	}

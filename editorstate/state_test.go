@@ -41,8 +41,9 @@ func TestRecency(t *testing.T) {
 	h := newHarness(t, Limits{})
 	a := h.open(uriA, "go", "a")
 	b := h.open(uriB, "go", "b")
-	if got := h.s.Recent(0); len(got) != 0 {
-		t.Fatalf("opening made %v recent", got)
+	// Opening makes a document recent (clients such as Helix send no focus), the last opened first.
+	if got := h.s.Recent(0); !slices.Equal(got, refs(uriB, uriA)) {
+		t.Fatalf("recent %v after opening", got)
 	}
 	if _, ok := h.s.Active(); ok {
 		t.Fatal("active document before any focus")
@@ -129,6 +130,46 @@ func TestRecencyBound(t *testing.T) {
 	}
 	if n := len(h.s.Recent(0)); n != 3 {
 		t.Fatalf("%d recent documents", n)
+	}
+}
+
+// TestOpenedIsRecentBelowFocusedAndEdited: a client that never sends focus (Helix, Kakoune)
+// still makes the files its user opens recent, after those focused or edited, and opening keeps
+// the bounds: it never pushes a document the user worked in out of a full list.
+func TestOpenedIsRecentBelowFocusedAndEdited(t *testing.T) {
+	h := newHarness(t, Limits{Recent: 3})
+	uri := func(i int) string { return fmt.Sprintf("file:///w/%d.go", i) }
+	h.open(uri(1), "go", "")
+	h.tick(time.Second)
+	h.open(uri(2), "go", "")
+	h.replace(uri(1), 0, 0, "x")
+	h.open(uri(3), "go", "")
+	// Edited first, then the opened ones, the last opened first.
+	if got := h.s.Recent(0); !slices.Equal(got, refs(uri(1), uri(3), uri(2))) {
+		t.Fatalf("recent %v", got)
+	}
+	// A fourth file opened drops the least recent opened one, not the edited one.
+	h.open(uri(4), "go", "")
+	if got := h.s.Recent(0); !slices.Equal(got, refs(uri(1), uri(4), uri(3))) {
+		t.Fatalf("recent %v after opening a fourth", got)
+	}
+	// Closed, an opened file stays recent (workspace/recent_documents lists closed ones).
+	h.s.Closed(uri(4))
+	h.docs.Close(uri(4))
+	if got := h.s.Recent(0); !slices.Equal(got, refs(uri(1), uri(4), uri(3))) {
+		t.Fatalf("recent %v after closing", got)
+	}
+	// When every document in the full list is open and was worked in, one only opened does not
+	// enter it.
+	for _, i := range []int{1, 2, 3} {
+		h.replace(uri(i), 0, 0, "y")
+	}
+	h.open(uri(5), "go", "")
+	if got := h.s.Recent(0); !slices.Equal(got, refs(uri(3), uri(2), uri(1))) {
+		t.Fatalf("recent %v: opening pushed out a document the user edited", got)
+	}
+	if n := len(h.s.docs); n != 4 { // 1, 2, 3 and 5 open; 4 closed and dropped
+		t.Fatalf("%d documents kept", n)
 	}
 }
 

@@ -95,6 +95,51 @@ func TestSuggestContextFromTheSession(t *testing.T) {
 	}
 }
 
+// TestRecentFilesWithoutFocus: an editor that never says where the user is (Helix, Kakoune,
+// Neovim without acp.lua send no focus notification) still gives the agent the files its user
+// opened to look at: in recentFiles, after those worked in, and in workspace/recent_documents,
+// closed ones too.
+func TestRecentFilesWithoutFocus(t *testing.T) {
+	const a, b, c, d = "file:///work/project/a.go", "file:///work/project/b.go", "file:///work/project/c.go", "file:///work/project/d.go"
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", DidFocus: true, Context: &acp.NesContextCapabilities{
+		RecentFiles: &acp.NesRecentFilesCapabilities{MaxCount: intp(10)},
+	}}})
+	e.initialize("utf-16")
+	e.waitReady()
+	e.open(a, "package a // 日本\n")
+	e.open(b, "package b\n")
+	e.open(c, "package c\n")
+	e.open(d, "package d\n")
+	e.change(a, 2, rangeChange(pos{0, 9}, pos{0, 9}, "x"))
+	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d}})
+	e.waitAgent("document/didClose", method(acp.AgentMethodDocumentDidClose))
+	if _, err := e.inline(c, pos{0, 9}); err != nil {
+		t.Fatal(err)
+	}
+	p := lastSuggest(t, e)
+	var got []string
+	if p.Context != nil {
+		for _, f := range p.Context.RecentFiles {
+			got = append(got, f.Uri+" "+f.Text)
+		}
+	}
+	// a was edited; b was opened; c is the request's document; d is closed.
+	want := []string{a + " package ax // 日本\n", b + " package b\n"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("recentFiles %q, want %q", got, want)
+	}
+	raw, err := e.agent.Call(context.Background(), "workspace/recent_documents", map[string]any{"sessionId": "test-session"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c was focused by the request, a edited, then d and b as they were opened, the last first.
+	if got, want := string(raw), `{"documents":[`+
+		`{"uri":"file:///work/project/c.go","languageId":"go"},{"uri":"file:///work/project/a.go","languageId":"go"},`+
+		`{"uri":"file:///work/project/d.go","languageId":"go"},{"uri":"file:///work/project/b.go","languageId":"go"}]}`; got != want {
+		t.Errorf("recent_documents %s, want %s", got, want)
+	}
+}
+
 // An agent that asks for no context gets none; one that asks only for diagnostics gets no other key.
 func TestSuggestContextOnlyWhatWasAsked(t *testing.T) {
 	const u = "file:///work/project/c.go"
