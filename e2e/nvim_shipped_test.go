@@ -24,6 +24,17 @@ func TestNeovimShippedConfig(t *testing.T) {
 	}
 }
 
+// TestNeovimShippedConfigBuiltinAgent loads the shipped editors/neovim/acp.lua as a user copies
+// it, naming no agent (vim.g.acp_agent unset): the bridge then runs its built-in agent, and after
+// the user renames an identifier where it is declared and goes to the next line that uses it, ghost
+// text offers the same rename there, which <Tab> accepts (testdata/nvim/builtin.lua).
+func TestNeovimShippedConfigBuiltinAgent(t *testing.T) {
+	out, _ := runShippedNeovim(t, "builtin.lua", "ALL PASSED")
+	if !strings.Contains(out, "STEP accept ok") {
+		t.Errorf("missing %q in\n%s", "STEP accept ok", out)
+	}
+}
+
 // runShippedNeovim runs testdata/nvim/SCRIPT in Neovim 0.12 headless with the shipped
 // editors/neovim/acp.lua at hand (ACP_CONFIG), the built bridge and test agent, and a workspace
 // folder (NVIM_TEST_DIR) that it returns; the script must print done.
@@ -48,6 +59,7 @@ func runShippedNeovim(t *testing.T, script, done string) (out, work string) {
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(),
 		"NVIM_TEST_SCRIPT="+filepath.Join(root, "testdata", "nvim", script),
+		"NVIM_TEST_LIB="+filepath.Join(root, "testdata", "nvim", "shipped_lib.lua"),
 		"ACP_CONFIG="+filepath.Join(root, "editors", "neovim", "acp.lua"),
 		"ACP_LSP_BRIDGE="+bridge,
 		"ACP_TEST_AGENT="+agent,

@@ -1,5 +1,6 @@
 -- acp-lsp-bridge for Neovim 0.11+ (ghost text needs 0.12's vim.lsp.inline_completion).
--- Copy into your config (for example ~/.config/nvim/plugin/acp.lua) and set the agent command.
+-- Copy into your config (for example ~/.config/nvim/plugin/acp.lua). As it is, it runs the bridge's
+-- built-in agent (rename propagation and repeated edits, no model); set vim.g.acp_agent for another.
 --
 -- Keys (insert mode unless noted):
 --   <Tab>       accept the ghost text (acp-lsp-bridge.accept runs with it: the agent hears nes/accept)
@@ -12,8 +13,9 @@
 -- (acp-lsp-bridge/didFocus → the agent's document/didFocus), and which diagnostics Neovim shows
 -- for a file, from every language server (acp-lsp-bridge/diagnostics → nes/suggest context).
 --
--- Set vim.g.acp_agent (a list: the agent command and its args) and, when acp-lsp-bridge is not on
--- your PATH, vim.g.acp_lsp_bridge before this file runs, or edit the two lines below.
+-- Set vim.g.acp_agent (a list: the agent command and its args, e.g. { 'my-nes-agent', '--acp' }; unset:
+-- the built-in agent) and, when acp-lsp-bridge is not on your PATH, vim.g.acp_lsp_bridge before this
+-- file runs, or edit the two lines below.
 --
 -- Statusline: AcpLspBridgeStatus() returns "⋯ next edit" while the agent is asked for this buffer,
 -- "" otherwise, e.g.  vim.o.statusline = '%f %m%=%{v:lua.AcpLspBridgeStatus()} %l:%c'
@@ -21,15 +23,21 @@
 -- With nvim-lspconfig instead of vim.lsp.config (Neovim 0.10):
 --   local configs = require('lspconfig.configs')
 --   configs.acp = configs.acp or { default_config = {
---     cmd = { 'acp-lsp-bridge', '--', 'my-nes-agent' }, filetypes = {}, root_dir = require('lspconfig.util').root_pattern('.git'),
+--     cmd = { 'acp-lsp-bridge' }, filetypes = {}, root_dir = require('lspconfig.util').root_pattern('.git'),
 --     single_file_support = true } }
 --   require('lspconfig').acp.setup({})
 
-local agent = vim.g.acp_agent or { 'my-nes-agent' } -- the ACP agent that offers Next Edit Suggestions, and its args
+local agent = vim.g.acp_agent -- the ACP agent that offers Next Edit Suggestions, and its args; nil: built-in
 local bridge = vim.g.acp_lsp_bridge or 'acp-lsp-bridge'
 
+local cmd = { bridge, '--log-file', vim.fn.stdpath('log') .. '/acp-lsp-bridge.log' }
+if agent and #agent > 0 then
+  table.insert(cmd, '--')
+  vim.list_extend(cmd, vim.deepcopy(agent))
+end
+
 vim.lsp.config('acp', {
-  cmd = vim.list_extend({ bridge, '--log-file', vim.fn.stdpath('log') .. '/acp-lsp-bridge.log', '--' }, vim.deepcopy(agent)),
+  cmd = cmd,
   root_markers = { '.git' },
   -- filetypes = { 'go', 'lua', 'python' }, -- leave out to attach to every file
 })

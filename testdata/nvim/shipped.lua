@@ -6,103 +6,28 @@
 --   nvim --headless --clean -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
 --
 -- Environment (set by e2e/nvim_shipped_test.go): ACP_LSP_BRIDGE, ACP_TEST_AGENT, ACP_CONFIG (the
--- shipped file), NVIM_TEST_DIR (the workspace; rules.json and agent.log live there).
+-- shipped file), NVIM_TEST_DIR (the workspace; rules.json and agent.log live there), NVIM_TEST_LIB
+-- (shipped_lib.lua).
 -- Output: "STEP <name> ok" per step, "FAIL <what>", then "ALL PASSED"; exit code 0 only then.
 
 local api = vim.api
+local T = dofile(os.getenv('NVIM_TEST_LIB'))
+local check, wait_for, sleep, ghost, agent_msgs = T.check, T.wait_for, T.sleep, T.ghost, T.agent_msgs
 
-local function out(...)
-  io.stdout:write(table.concat(vim.tbl_map(tostring, { ... }), ' '), '\n')
-  io.stdout:flush()
-end
-
-local dir = os.getenv('NVIM_TEST_DIR')
-local agent_log = dir .. '/agent.log'
-local f = assert(io.open(dir .. '/rules.json', 'w'))
+local f = assert(io.open(T.dir .. '/rules.json', 'w'))
 f:write('[{"when":"retur","find":"retur","replace":"return nil"},{"when":"fmt.Prin","find":"fmt.Prin","replace":"fmt.Println(err)"}]')
 f:close()
 vim.g.acp_lsp_bridge = os.getenv('ACP_LSP_BRIDGE')
-vim.g.acp_agent = { os.getenv('ACP_TEST_AGENT'), '--rules', dir .. '/rules.json', '--log', agent_log }
+vim.g.acp_agent = { os.getenv('ACP_TEST_AGENT'), '--rules', T.dir .. '/rules.json', '--log', T.agent_log }
 vim.cmd('luafile ' .. vim.fn.fnameescape(os.getenv('ACP_CONFIG')))
-
-local co
-local function sleep(ms)
-  vim.defer_fn(function()
-    local ok, err = coroutine.resume(co)
-    if not ok then
-      out('FAIL internal: ' .. tostring(err))
-      vim.cmd('cquit 1')
-    end
-  end, ms)
-  coroutine.yield()
-end
-
-local function wait_for(pred, timeout)
-  for _ = 0, timeout, 20 do
-    local ok, v = pcall(pred)
-    if ok and v then
-      return true
-    end
-    sleep(20)
-  end
-  return false
-end
-
-local function agent_msgs(method)
-  local found = {}
-  local fh = io.open(agent_log, 'r')
-  if not fh then
-    return found
-  end
-  for line in fh:lines() do
-    local ok, msg = pcall(vim.json.decode, line)
-    if ok and type(msg) == 'table' and msg.method == method then
-      table.insert(found, msg)
-    end
-  end
-  fh:close()
-  return found
-end
-
--- Ghost text is drawn as virtual text by vim.lsp.inline_completion.
-local function ghost(buf)
-  for _, m in ipairs(api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
-    local d = m[4]
-    if d and (d.virt_text or d.virt_lines) then
-      local parts = {}
-      for _, chunk in ipairs(d.virt_text or {}) do
-        table.insert(parts, chunk[1])
-      end
-      return table.concat(parts)
-    end
-  end
-  return nil
-end
-
-local failed = false
-local function check(ok, what)
-  if not ok then
-    failed = true
-    out('FAIL ' .. what)
-  end
-  return ok
-end
 
 local function type_at_end(row, text)
   api.nvim_win_set_cursor(0, { row, #api.nvim_buf_get_lines(0, row - 1, row, false)[1] })
   api.nvim_input('A' .. text)
 end
 
-co = coroutine.create(function()
-  local path = dir .. '/main.go'
-  local fw = assert(io.open(path, 'w'))
-  fw:write('package main\n\nfunc f() error {\n\t\n\t\n}\n')
-  fw:close()
-  vim.cmd('edit ' .. vim.fn.fnameescape(path))
-  local buf = api.nvim_get_current_buf()
-  if not check(wait_for(function() return #vim.lsp.get_clients({ bufnr = buf, name = 'acp' }) > 0 end, 10000), 'the acp client did not attach') then
-    vim.cmd('cquit 1')
-  end
+T.run(function()
+  local buf = T.edit(T.dir .. '/main.go', 'package main\n\nfunc f() error {\n\t\n\t\n}\n')
   check(AcpLspBridgeStatus() == '', 'AcpLspBridgeStatus() is not empty before any request')
   check(wait_for(function() return #agent_msgs('document/didOpen') > 0 end, 10000), 'the agent never got the document')
   -- vim.lsp.inline_completion sets the buffer up in a vim.schedule after LspAttach; keys typed
@@ -126,7 +51,7 @@ co = coroutine.create(function()
     check(wait_for(function() return api.nvim_buf_get_lines(buf, 3, 4, false)[1] == '\treturn nil' end, 3000),
       'after <Tab> line 4 reads ' .. vim.inspect(api.nvim_buf_get_lines(buf, 3, 4, false)[1]))
     check(wait_for(function() return #agent_msgs('nes/accept') == 1 end, 3000), 'the agent did not hear nes/accept')
-    out('STEP accept ok')
+    T.out('STEP accept ok')
   end
   check(saw_busy, 'AcpLspBridgeStatus() never showed the request in flight')
   check(wait_for(function() return AcpLspBridgeStatus() == '' end, 3000), 'AcpLspBridgeStatus() stays busy')
@@ -147,23 +72,8 @@ co = coroutine.create(function()
     end, 3000), 'the agent did not hear nes/reject "rejected"')
     check(wait_for(function() return ghost(buf) == nil end, 3000), 'the ghost text stayed after <C-]>')
     check(api.nvim_buf_get_lines(buf, 4, 5, false)[1] == '\tfmt.Prin', 'the dismissed suggestion changed the buffer: ' .. vim.inspect(api.nvim_buf_get_lines(buf, 4, 5, false)[1]))
-    out('STEP dismiss ok')
+    T.out('STEP dismiss ok')
   end
   api.nvim_input('<Esc>')
   sleep(50)
-  if failed then
-    vim.cmd('cquit 1')
-  end
-  out('ALL PASSED')
-  vim.cmd('qa!')
 end)
-
-vim.defer_fn(function()
-  out('FAIL watchdog: the test did not finish in 40 s')
-  vim.cmd('cquit 2')
-end, 40000)
-local ok, err = coroutine.resume(co)
-if not ok then
-  out('FAIL internal: ' .. tostring(err))
-  vim.cmd('cquit 1')
-end
