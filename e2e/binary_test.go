@@ -28,7 +28,8 @@ var buildOnce struct {
 	err error
 }
 
-// binaries builds the bridge and the scripted test agent once per test run.
+// binaries builds the bridge and the scripted test agent once per test run (and the second
+// language server of the editor tests, see testLSP).
 func binaries(t testing.TB) (bridge, agent string) {
 	t.Helper()
 	root := moduleRoot(t)
@@ -39,7 +40,7 @@ func binaries(t testing.TB) (bridge, agent string) {
 			return
 		}
 		buildOnce.dir = dir
-		for _, b := range [][2]string{{"acp-lsp-bridge", "./cmd/acp-lsp-bridge"}, {"acp-test-agent", "./internal/testagent/cmd/acp-test-agent"}} {
+		for _, b := range [][2]string{{"acp-lsp-bridge", "./cmd/acp-lsp-bridge"}, {"acp-test-agent", "./internal/testagent/cmd/acp-test-agent"}, {"acp-test-lsp", "./internal/testlsp/cmd/acp-test-lsp"}} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]), b[1])
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -52,6 +53,14 @@ func binaries(t testing.TB) (bridge, agent string) {
 		t.Fatal(buildOnce.err)
 	}
 	return filepath.Join(buildOnce.dir, "acp-lsp-bridge"), filepath.Join(buildOnce.dir, "acp-test-agent")
+}
+
+// testLSP is the second language server of the editor tests (internal/testlsp), built with the
+// bridge.
+func testLSP(t testing.TB) string {
+	t.Helper()
+	binaries(t)
+	return filepath.Join(buildOnce.dir, "acp-test-lsp")
 }
 
 // frameCheck records everything the bridge writes to stdout, to check that it is only LSP frames.

@@ -51,7 +51,7 @@ var emacsCodeActionRules = []map[string]string{
 // as it does for any server (the WorkspaceEdit, then the action's command through
 // workspace/executeCommand). The script checks the negotiated encoding, the action and the
 // buffer; this test checks that the agent got nes/accept for the suggestion, and nothing else for
-// it. Once with Eglot's own offer (utf-32, utf-8, utf-16: the bridge picks utf-8), once offering
+// it. Once with Eglot's own offer (utf-32, utf-8, utf-16: the bridge picks utf-32, Eglot's first), once offering
 // only utf-16 and only utf-32, the agent's encoding always different from the editor's; and once
 // without workspace.workspaceEdit.documentChanges (Eglot advertises it), so that the bridge's
 // WorkspaceEdit uses `changes`. The Eglot behaviour relied on is in testdata/emacs/NOTES.md.
@@ -71,11 +71,11 @@ func TestEmacsEglotCodeAction(t *testing.T) {
 		name, offer, want, agent string
 		documentChanges          bool
 	}{
-		{"eglot-offer", "", "utf-8", "utf-16", true},
+		{"eglot-offer", "", "utf-32", "utf-16", true},
 		{"utf-16", "utf-16", "utf-16", "utf-32", true},
 		{"utf-32", "utf-32", "utf-32", "utf-8", true},
 		// Eglot without workspace.workspaceEdit.documentChanges: the edit comes as `changes`.
-		{"no-documentChanges", "", "utf-8", "utf-32", false},
+		{"no-documentChanges", "", "utf-32", "utf-8", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -4,6 +4,12 @@
 // Inside the bridge a position is a byte offset into an immutable text. LSP and ACP positions are
 // converted at the boundary through one [Mapper] per text, built once.
 //
+// Negotiation: with the editor, the bridge takes the editor's most preferred encoding
+// ([ClientPreferred]: the first one of general.positionEncodings, utf-16 when none is offered),
+// because it usually runs beside the language's own server and some editors keep one encoding per
+// buffer for all of its servers. With the agent, the bridge offers utf-8, utf-32, utf-16 in that
+// order and the agent picks ([Negotiate] is that pick, for agents written with this module).
+//
 // The edge rules, each covered by a test:
 //
 //   - Lines end at "\n", "\r\n" or a lone "\r" (the LSP rule). "\r\n" is one line ending in both
@@ -67,10 +73,22 @@ func ParseKind(s string) (Kind, bool) {
 	return UTF16, false
 }
 
-// ServerPreference is the order in which the bridge, as a language server, picks an encoding from
-// those an editor offers: utf-8 (no conversion against the bridge's byte offsets), then utf-32,
-// then utf-16.
-var ServerPreference = []Kind{UTF8, UTF32, UTF16}
+// ClientPreferred is the encoding the bridge, as a language server, picks from those an editor
+// offers: the first one the editor lists that the bridge knows (LSP 3.17 lists them in decreasing
+// order of the client's preference), and utf-16 when it lists none it knows.
+//
+// The bridge follows the client rather than its own taste because it is usually an add-on beside
+// the language's own server, and some clients keep one encoding per buffer for all their servers
+// (lsp-mode takes the one of whichever server initialized last): when every server picks the
+// client's first choice, they all agree, and no server's copy of a line is corrupted.
+func ClientPreferred(offered []string) Kind {
+	for _, o := range offered {
+		if k, ok := ParseKind(o); ok {
+			return k
+		}
+	}
+	return UTF16
+}
 
 // Negotiate picks the first kind of preference that offered lists, ignoring names it does not
 // know. With nothing offered (or nothing known in common) it returns utf-16, which every LSP and

@@ -54,7 +54,7 @@ func TestKind(t *testing.T) {
 	}
 }
 
-func TestNegotiate(t *testing.T) {
+func TestClientPreferred(t *testing.T) {
 	for _, tc := range []struct {
 		offered []string
 		want    Kind
@@ -64,15 +64,34 @@ func TestNegotiate(t *testing.T) {
 		{[]string{"utf-16"}, UTF16},
 		{[]string{"utf-32"}, UTF32},
 		{[]string{"utf-8"}, UTF8},
-		{[]string{"utf-16", "utf-32"}, UTF32},
-		{[]string{"utf-16", "utf-32", "utf-8"}, UTF8},
-		{[]string{"utf-32", "utf-8"}, UTF8},
+		{[]string{"utf-16", "utf-32"}, UTF16},
+		{[]string{"utf-16", "utf-32", "utf-8"}, UTF16},
+		// lsp-mode 10 and Eglot offer this: every server of the buffer must pick utf-32.
+		{[]string{"utf-32", "utf-8", "utf-16"}, UTF32},
+		{[]string{"utf-8", "utf-16"}, UTF8},
 		{[]string{"latin1", "ucs-2"}, UTF16},
 		{[]string{"latin1", "utf-32", "bogus"}, UTF32},
 		{[]string{"UTF-8", "utf-16"}, UTF16},
 	} {
-		if got := Negotiate(tc.offered, ServerPreference); got != tc.want {
-			t.Errorf("Negotiate(%q, ServerPreference) = %v; want %v", tc.offered, got, tc.want)
+		if got := ClientPreferred(tc.offered); got != tc.want {
+			t.Errorf("ClientPreferred(%q) = %v; want %v", tc.offered, got, tc.want)
+		}
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	agentPreference := []Kind{UTF8, UTF32, UTF16}
+	for _, tc := range []struct {
+		offered []string
+		want    Kind
+	}{
+		{nil, UTF16},
+		{[]string{"utf-16", "utf-32"}, UTF32},
+		{[]string{"utf-16", "utf-32", "utf-8"}, UTF8},
+		{[]string{"latin1", "utf-32", "bogus"}, UTF32},
+	} {
+		if got := Negotiate(tc.offered, agentPreference); got != tc.want {
+			t.Errorf("Negotiate(%q, utf-8 first) = %v; want %v", tc.offered, got, tc.want)
 		}
 	}
 	if got := Negotiate([]string{"utf-8", "utf-32"}, []Kind{UTF32, UTF8}); got != UTF32 {

@@ -104,7 +104,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if p.Capabilities.General != nil {
 		offered = p.Capabilities.General.PositionEncodings
 	}
-	enc := encoding.Negotiate(offered, encoding.ServerPreference)
+	enc := encoding.ClientPreferred(offered)
 	s.mu.Lock()
 	s.state = stateInitialized
 	s.editorEnc = enc

@@ -22,8 +22,10 @@ func TestInitializeNegotiatesEncoding(t *testing.T) {
 	}{
 		{nil, "utf-16"},
 		{[]string{"utf-16"}, "utf-16"},
-		{[]string{"utf-16", "utf-32"}, "utf-32"},
-		{[]string{"utf-16", "utf-32", "utf-8"}, "utf-8"},
+		{[]string{"utf-16", "utf-32"}, "utf-16"},
+		{[]string{"utf-32", "utf-8", "utf-16"}, "utf-32"}, // lsp-mode and Eglot
+		{[]string{"utf-8", "utf-16"}, "utf-8"},
+		{[]string{"latin-1", "utf-32"}, "utf-32"},
 		{[]string{"latin-1"}, "utf-16"},
 	} {
 		t.Run(fmt.Sprint(tc.offered), func(t *testing.T) {

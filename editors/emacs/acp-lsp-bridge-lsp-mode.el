@@ -3,11 +3,11 @@
 ;; For lsp-mode 10.0 or later (ghost text needs its lsp-inline-completion.el, first released in
 ;; 10.0.0; older versions get code actions and completion items only), on Emacs 29 or later.
 ;;
-;; NOT TESTED WITH lsp-mode: the bridge's tests do not install lsp-mode, so no test loads this
-;; file into a real lsp-mode.  e2e/emacs_test.go (TestEmacsLspModeConfig) only reads the file
-;; (balanced parentheses, every form readable) and loads it against a stand-in for lsp-mode that
-;; records what it registers.  The lsp-mode functions and variables used here were checked
-;; against lsp-mode's source (lsp-mode.el 10.0.1, lsp-inline-completion.el).
+;; Tested with the real lsp-mode 10.0.0 in Emacs 30 (e2e/lspmode_test.go): the bridge starts
+;; as an add-on beside the buffer's own server, both take lsp-mode's position encoding, and both
+;; keep the document as lsp-mode sends it while the user types after non-ASCII text.
+;; TestEmacsLspModeConfig also byte-compiles it against a stand-in that defines only names
+;; lsp-mode defines.
 ;;
 ;; Copy this file into your configuration and `load' it after lsp-mode, or put its directory on
 ;; `load-path' and (require 'acp-lsp-bridge-lsp-mode).  See editors/emacs/README.md.

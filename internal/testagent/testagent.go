@@ -16,6 +16,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	Suggest func(ctx context.Context, req acp.UnstableSuggestNesRequest, doc string) (any, *acp.RequestError)
 	// Log receives one JSON line per received message.
 	Log io.Writer
+	// MirrorDir, when set, receives the agent's copy of each document after every didOpen and
+	// didChange (testutil.WriteMirror), for tests that compare it with an editor's buffer.
+	MirrorDir string
 	// Fault makes the agent misbehave on purpose, for the bridge's robustness tests: one of the
 	// modes in Faults ("" behaves).
 	Fault string
@@ -288,10 +292,10 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			return nil, invalid(err)
 		}
 		a.mu.Lock()
+		defer a.mu.Unlock()
 		a.docs[p.Uri] = encoding.NewMapper(p.Text)
 		a.versions[p.Uri] = p.Version
-		a.mu.Unlock()
-		return nil, nil
+		return nil, a.mirror(p.Uri)
 	case acp.AgentMethodDocumentDidChange:
 		var p acp.UnstableDidChangeDocumentNotification
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -310,7 +314,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		a.docs[p.Uri] = m2
 		a.versions[p.Uri] = p.Version
-		return nil, nil
+		return nil, a.mirror(p.Uri)
 	case acp.AgentMethodDocumentDidClose:
 		var p acp.UnstableDidCloseDocumentNotification
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -360,6 +364,17 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return res, nil
 	}
 	return nil, acp.NewMethodNotFound(method)
+}
+
+// mirror writes the agent's copy of uri to Config.MirrorDir, when set. a.mu is held.
+func (a *Agent) mirror(uri string) *acp.RequestError {
+	if a.cfg.MirrorDir == "" {
+		return nil
+	}
+	if err := testutil.WriteMirror(a.cfg.MirrorDir, uri, a.docs[uri].Text()); err != nil {
+		return acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return nil
 }
 
 // slowStart waits StartDelay, then for StartGate; false when the request's context (which ends

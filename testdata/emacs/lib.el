@@ -1,7 +1,8 @@
 ;;; lib.el --- helpers of the Emacs batch-mode scripts in this directory  -*- lexical-binding: t -*-
 
-;; Loaded by code-action.el and shipped.el.  Output goes to stderr: "FAIL: <what>" followed by
-;; Eglot's events buffer (both sides of the wire) and the bridge's stderr, then exit code 1.
+;; Loaded by code-action.el, shipped.el and lsp-mode.el.  Output goes to stderr: "FAIL: <what>"
+;; followed by the client's logs (Eglot's events buffer, both sides of the wire, and the bridge's
+;; stderr; lsp-mode's *lsp-log* and its per-server I/O logs), then exit code 1.
 
 (require 'cl-lib)
 (require 'lisp-mnt)
@@ -10,9 +11,10 @@
 (defvar acp-test--server nil "The Eglot server to shut down when a check fails.")
 
 (defun acp-test--dump ()
-  "Print what Eglot saw and sent, and the bridge's stderr."
+  "Print what the LSP client saw and sent, and the servers' stderr."
   (dolist (buf (buffer-list))
-    (when (string-match-p "\\`\\*EGLOT .*\\(events\\|stderr\\)\\*\\'" (buffer-name buf))
+    (when (string-match-p "\\`\\*\\(EGLOT .*\\(events\\|stderr\\)\\|lsp-log.*\\|.*::stderr\\)\\*\\'"
+                          (buffer-name buf))
       (with-current-buffer buf
         (message "----- %s -----\n%s" (buffer-name buf)
                  (buffer-substring-no-properties (point-min) (point-max)))))))

@@ -46,12 +46,8 @@ if (!BRIDGE || !MODULES) {
   process.exit(2);
 }
 const OFFERED = ENCODINGS_ARG === "none" ? null : String(ENCODINGS_ARG).split(",").filter(Boolean);
-// The bridge prefers utf-8, then utf-32, then utf-16; utf-16 when the editor offers none.
-const EDITOR_ENCODING = (OFFERED ?? []).includes("utf-8")
-  ? "utf-8"
-  : (OFFERED ?? []).includes("utf-32")
-    ? "utf-32"
-    : "utf-16";
+// The bridge takes the editor's first choice; utf-16 when the editor offers none.
+const EDITOR_ENCODING = (OFFERED ?? []).find((e) => ["utf-8", "utf-16", "utf-32"].includes(e)) ?? "utf-16";
 
 const require = createRequire(MODULES.replace(/\/?$/, "/"));
 const lsp = require("vscode-languageserver-protocol/node");

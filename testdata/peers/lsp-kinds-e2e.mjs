@@ -68,8 +68,8 @@ if (!BRIDGE || !MODULES) {
   console.error("usage: PEERS_NODE_MODULES=... node lsp-kinds-e2e.mjs --bridge PATH [options]");
   process.exit(2);
 }
-// The bridge prefers utf-8, then utf-32, then utf-16.
-const ENC = OFFERED.includes("utf-8") ? "utf-8" : OFFERED.includes("utf-32") ? "utf-32" : "utf-16";
+// The bridge takes the editor's first choice; utf-16 when the editor offers none.
+const ENC = OFFERED.find((e) => ["utf-8", "utf-16", "utf-32"].includes(e)) ?? "utf-16";
 
 const require = createRequire(MODULES.replace(/\/?$/, "/"));
 const lsp = require("vscode-languageserver-protocol/node");

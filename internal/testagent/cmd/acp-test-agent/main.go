@@ -18,6 +18,7 @@ func main() {
 	enc := flag.String("encoding", "utf-16", "position encoding to choose: utf-8, utf-16 or utf-32")
 	sync := flag.String("sync", "incremental", "didChange sync kind: incremental or full")
 	logFile := flag.String("log", "", "append one JSON line per received message to this file")
+	mirrorDir := flag.String("mirror-dir", "", "write the agent's copy of each document to this folder after every change (file named by the document's base name)")
 	rules := flag.String("rules", "", "JSON file with rules [{when, find, replace}]")
 	noNES := flag.Bool("no-nes", false, "answer initialize without the nes capability")
 	auth := flag.Bool("auth", false, `require authentication: offer the auth method "login" ("Sign in with Test") and answer auth_required until authenticate names it`)
@@ -26,7 +27,7 @@ func main() {
 	fault := flag.String("fault", "", testagent.FaultHelp)
 	startDelay := flag.Duration("start-delay", 0, "wait this long before answering initialize: an agent that is slow to start")
 	flag.Parse()
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay}
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, MirrorDir: *mirrorDir}
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
 		os.Exit(2)
