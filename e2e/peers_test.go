@@ -8,7 +8,7 @@ import (
 // skipWithoutPeer skips a test whose third-party peer is not installed, except where the peers
 // are required (ACP_LSP_BRIDGE_REQUIRE_PEERS=1, as .ci/run sets): there a missing peer fails the
 // test, so that CI never counts an interop test that did not run as passed.
-func skipWithoutPeer(t *testing.T, why string) {
+func skipWithoutPeer(t testing.TB, why string) {
 	t.Helper()
 	if os.Getenv("ACP_LSP_BRIDGE_REQUIRE_PEERS") == "1" {
 		t.Fatalf("%s, and ACP_LSP_BRIDGE_REQUIRE_PEERS=1 requires every peer", why)

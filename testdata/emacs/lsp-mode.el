@@ -14,62 +14,14 @@
 ;; acp-test-lsp's) equal the buffer.  It checks that lsp-mode offered utf-32 first and that both
 ;; servers chose it.
 ;;
-;; Environment: LSPMODE_LOAD_PATH, ACP_EMACS_LSP_CONFIG (the shipped file), ACP_LSP_BRIDGE,
-;; ACP_TEST_AGENT, ACP_TEST_LSP, EMACS_TEST_DIR (the project), EMACS_TEST_SCRATCH (lsp-mode's
-;; session file), EMACS_TEST_BRIDGE_MIRROR and EMACS_TEST_MAIN_MIRROR (the servers' copies),
-;; EMACS_TEST_BRIDGE_LOG, EMACS_TEST_AGENT_LOG.  "PASS" and exit code 0, or "FAIL: ..." and exit
+;; Environment: as lsp-mode-setup.el says.  "PASS" and exit code 0, or "FAIL: ..." and exit
 ;; code 1; a 50 s watchdog exits 2.
 
 (load (expand-file-name "lib.el" (file-name-directory load-file-name)) nil t)
-
 (run-at-time 50 nil (lambda () (message "FAIL: watchdog: the script did not finish in 50 s")
                       (acp-test--dump) (kill-emacs 2)))
 
-;; lsp-mode and its dependencies as package.el installs them: on the load path, autoloads loaded.
-(dolist (dir (split-string (acp-test--env "LSPMODE_LOAD_PATH") ":" t))
-  (add-to-list 'load-path dir)
-  (dolist (f (directory-files dir t "-autoloads\\.el\\'"))
-    (load f nil t)))
-
-(defconst acp-test--dir (file-name-as-directory (acp-test--env "EMACS_TEST_DIR")))
-(defconst acp-test--scratch (file-name-as-directory (acp-test--env "EMACS_TEST_SCRATCH")))
-
-;; lsp-mode's own settings, as a user with a quiet configuration has them: no session file in
-;; ~/.emacs.d, no file watchers, no UI extras batch mode cannot show.
-(setq lsp-session-file (expand-file-name "lsp-session" acp-test--scratch)
-      lsp-server-install-dir (expand-file-name "lsp-servers" acp-test--scratch)
-      lsp-enable-file-watchers nil
-      lsp-enable-snippet nil
-      lsp-headerline-breadcrumb-enable nil
-      lsp-modeline-code-actions-enable nil
-      lsp-modeline-diagnostics-enable nil
-      lsp-lens-enable nil
-      lsp-restart 'ignore
-      lsp-log-io t
-      lsp-auto-guess-root nil)
-
-(require 'lsp-mode)
-
-;; The shipped configuration, loaded after lsp-mode as its header says.
-(setq acp-lsp-bridge-program (acp-test--env "ACP_LSP_BRIDGE")
-      acp-lsp-bridge-args (list "--log-file" (acp-test--env "EMACS_TEST_BRIDGE_LOG")
-                                "--log-level" "debug")
-      acp-lsp-bridge-agent (list (acp-test--env "ACP_TEST_AGENT")
-                                 "--encoding" "utf-16"
-                                 "--log" (acp-test--env "EMACS_TEST_AGENT_LOG")
-                                 "--mirror-dir" (acp-test--env "EMACS_TEST_BRIDGE_MIRROR")))
-(load (acp-test--env "ACP_EMACS_LSP_CONFIG") nil t)
-
-;; The buffer's own server.
-(lsp-register-client
- (make-lsp-client
-  :new-connection (lsp-stdio-connection
-                   (list (acp-test--env "ACP_TEST_LSP")
-                         "--mirror-dir" (acp-test--env "EMACS_TEST_MAIN_MIRROR")))
-  :activation-fn (lambda (_file mode) (eq mode 'text-mode))
-  :server-id 'acp-test-main))
-
-(lsp-workspace-folders-add acp-test--dir)
+(load (expand-file-name "lsp-mode-setup.el" (file-name-directory load-file-name)) nil t)
 
 (defconst acp-test--text
   (concat "// 日本語のメモ: e\u0301, n\u0303, 𐐀 and 😀\n"
