@@ -74,6 +74,7 @@ type vscodeSource struct {
 	section   string            // SECTION
 	commands  map[string]string // COMMANDS: key → palette command id
 	server    map[string]string // SERVER_COMMANDS: key → bridge command id
+	notify    map[string]string // NOTIFICATIONS: key → the bridge's notification method
 	restartOn []string          // SETTINGS: the settings whose change restarts the bridge
 	reads     []string          // userSetting(config, '…') keys
 }
@@ -121,6 +122,7 @@ func readVSCodeExtension(t *testing.T, dir string) (vscodeManifest, vscodeSource
 	src.section = m[1]
 	src.commands = vscodeTSObject(t, src.text, "COMMANDS")
 	src.server = vscodeTSObject(t, src.text, "SERVER_COMMANDS")
+	src.notify = vscodeTSObject(t, src.text, "NOTIFICATIONS")
 	m = vscodeTSSettings.FindStringSubmatch(src.text)
 	if m == nil {
 		t.Fatal("extension.ts: no `export const SETTINGS = [...]`")
@@ -235,6 +237,11 @@ func TestVSCodeManifest(t *testing.T) {
 	slices.Sort(advertised)
 	if want := vscodeSortedValues(vscodeServerCommands); !slices.Equal(advertised, want) {
 		t.Errorf("the bridge advertises %v; lspside's constants are %v", advertised, want)
+	}
+
+	// The notifications it sends are the bridge's.
+	if want := map[string]string{"didFocus": lspside.NotifyDidFocus, "diagnostics": lspside.NotifyDiagnostics}; !maps.Equal(src.notify, want) {
+		t.Errorf("extension.ts NOTIFICATIONS %v, lspside %v", src.notify, want)
 	}
 
 	// Settings: contributed == the keys extension.ts reads, plus trace.server, which the client

@@ -3,7 +3,8 @@
 // The client does the rest: textDocument/inlineCompletion (ghost text), code actions, and the
 // server's commands (acp-lsp-bridge.accept and the others, which vscode-languageclient registers
 // from executeCommandProvider). This file adds the settings, palette commands with the right
-// arguments, and a restart when the settings change.
+// arguments, a restart when the settings change, and the two notifications that tell the bridge
+// what the editor shows: the focused file and every file's diagnostics.
 
 import * as fs from 'fs';
 import * as os from 'os';
@@ -27,6 +28,12 @@ export const SECTION = 'acpLspBridge';
  * remote window it is read from the Remote settings), the others `window`-scoped.
  */
 export const SETTINGS = ['path', 'agent', 'logFile'] as const;
+
+/** The bridge's notifications beyond LSP (lspside.NotifyDidFocus, lspside.NotifyDiagnostics). */
+export const NOTIFICATIONS = {
+  didFocus: 'acp-lsp-bridge/didFocus',
+  diagnostics: 'acp-lsp-bridge/diagnostics',
+} as const;
 
 /** The bridge's commands (its executeCommandProvider), run through workspace/executeCommand. */
 export const SERVER_COMMANDS = {
@@ -229,7 +236,11 @@ async function start(): Promise<void> {
     await c.start();
   } catch (err) {
     cannotStart(settings.path, String(err));
+    return;
   }
+  // What the editor shows now: the focused file, and the diagnostics of every open file.
+  sendFocus(vscode.window.activeTextEditor);
+  sendDiagnostics(vscode.workspace.textDocuments.filter(mirrored).map((d) => d.uri));
 }
 
 async function stop(): Promise<void> {
@@ -261,6 +272,61 @@ function restartIfChanged(): Promise<void> {
     await stop();
     await start();
   });
+}
+
+/** Whether the bridge mirrors the document (see documentSelector). */
+function mirrored(doc: vscode.TextDocument): boolean {
+  return doc.uri.scheme === 'file' || doc.uri.scheme === 'untitled';
+}
+
+/**
+ * acp-lsp-bridge/didFocus for the editor the user is in: the file, the cursor and the visible
+ * lines. The client sends any pending didOpen before it, so the bridge knows the file.
+ */
+function sendFocus(editor: vscode.TextEditor | undefined): void {
+  const c = client;
+  if (editor === undefined || !mirrored(editor.document) || c === undefined || !c.isRunning()) {
+    return;
+  }
+  const conv = c.code2ProtocolConverter;
+  const visible = editor.visibleRanges;
+  const params: Record<string, unknown> = {
+    textDocument: { uri: conv.asUri(editor.document.uri) },
+    position: conv.asPosition(editor.selection.active),
+  };
+  if (visible.length > 0) {
+    params.visibleRange = {
+      start: { line: visible[0].start.line, character: 0 },
+      end: { line: visible[visible.length - 1].end.line, character: 0 },
+    };
+  }
+  c.sendNotification(NOTIFICATIONS.didFocus, params).catch((err) => output?.warn(`${NOTIFICATIONS.didFocus}: ${String(err)}`));
+}
+
+// Diagnostics are sent one document after another, each read when its turn comes: a later change
+// can never be overtaken by an earlier one.
+let diagnosticsQueue: Promise<void> = Promise.resolve();
+
+/**
+ * acp-lsp-bridge/diagnostics for each of uris that the bridge mirrors: every diagnostic VS Code
+ * shows for it, from every source, replacing what the bridge had.
+ */
+function sendDiagnostics(uris: readonly vscode.Uri[]): void {
+  for (const uri of uris) {
+    diagnosticsQueue = diagnosticsQueue.then(async () => {
+      const c = client;
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+      if (c === undefined || !c.isRunning() || doc === undefined || !mirrored(doc)) {
+        return;
+      }
+      try {
+        const diagnostics = await c.code2ProtocolConverter.asDiagnostics(vscode.languages.getDiagnostics(uri));
+        await c.sendNotification(NOTIFICATIONS.diagnostics, { textDocument: { uri: c.code2ProtocolConverter.asUri(uri) }, diagnostics });
+      } catch (err) {
+        output?.warn(`${NOTIFICATIONS.diagnostics}: ${String(err)}`);
+      }
+    });
+  }
 }
 
 /** The running client, or undefined after telling the user that the bridge is not running. */
@@ -312,12 +378,18 @@ function suggestNow(): Promise<void> {
   ]);
 }
 
-/** acp-lsp-bridge.reject [{uri}] for the active editor's document, or [] (every suggestion) without one. */
-function dismiss(): Promise<void> {
+/**
+ * acp-lsp-bridge.reject [{uri}] for the active editor's document, or [] (every suggestion) without
+ * one; then hides the ghost text, which the dismissed suggestion no longer backs.
+ */
+async function dismiss(): Promise<void> {
   const editor = activeEditor();
-  return runServerCommand(SERVER_COMMANDS.reject, (c) =>
+  await runServerCommand(SERVER_COMMANDS.reject, (c) =>
     editor === undefined ? [] : [{ uri: c.code2ProtocolConverter.asUri(editor.document.uri) }],
   );
+  if (editor !== undefined) {
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
+  }
 }
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -332,6 +404,14 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (SETTINGS.some((s) => e.affectsConfiguration(`${SECTION}.${s}`))) {
         void restartIfChanged();
+      }
+    }),
+    vscode.window.onDidChangeActiveTextEditor(sendFocus),
+    vscode.languages.onDidChangeDiagnostics((e) => sendDiagnostics(e.uris)),
+    vscode.workspace.onDidOpenTextDocument((doc) => {
+      // Diagnostics that were there before the file was opened (a build's problems, say).
+      if (mirrored(doc) && vscode.languages.getDiagnostics(doc.uri).length > 0) {
+        sendDiagnostics([doc.uri]);
       }
     }),
   );
