@@ -34,7 +34,7 @@
 //   {"op":"toasts"}                        the notifications shown now
 //   {"op":"click","contains":"...","button":"Apply"}  click a button of that notification
 //   {"op":"clearToasts"}                   close every notification
-//   {"op":"activeTab"}                     the active editor tab's label and title (its path)
+//   {"op":"activeTab"}                     the active tab's label, description and title, the editor's URI
 //   {"op":"screenshot","name":"x"}         a screenshot, SHOTS/x.png
 //   {"op":"quit"}
 
