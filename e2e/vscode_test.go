@@ -54,6 +54,7 @@ type vscodeManifest struct {
 				Type    string          `json:"type"`
 				Default json.RawMessage `json:"default"`
 				Enum    []string        `json:"enum"`
+				Scope   string          `json:"scope"`
 			} `json:"properties"`
 		} `json:"configuration"`
 		Commands []struct {
@@ -73,16 +74,17 @@ type vscodeSource struct {
 	section   string            // SECTION
 	commands  map[string]string // COMMANDS: key → palette command id
 	server    map[string]string // SERVER_COMMANDS: key → bridge command id
+	notify    map[string]string // NOTIFICATIONS: key → the bridge's notification method
 	restartOn []string          // SETTINGS: the settings whose change restarts the bridge
-	reads     []string          // config.get('…') keys
+	reads     []string          // userSetting(config, '…') keys
 }
 
 var (
-	vscodeTSSection   = regexp.MustCompile(`export const SECTION = '([^']+)'`)
-	vscodeTSSettings  = regexp.MustCompile(`export const SETTINGS = \[([^\]]*)\]`)
-	vscodeTSEntry     = regexp.MustCompile(`(\w+): '([^']+)'`)
-	vscodeTSQuoted    = regexp.MustCompile(`'([^']+)'`)
-	vscodeTSConfigGet = regexp.MustCompile(`config\.get<[^>]*>\('([^']+)'`)
+	vscodeTSSection  = regexp.MustCompile(`export const SECTION = '([^']+)'`)
+	vscodeTSSettings = regexp.MustCompile(`export const SETTINGS = \[([^\]]*)\]`)
+	vscodeTSEntry    = regexp.MustCompile(`(\w+): '([^']+)'`)
+	vscodeTSQuoted   = regexp.MustCompile(`'([^']+)'`)
+	vscodeTSUserGet  = regexp.MustCompile(`userSetting<[^>]*>\(config, '([^']+)'`)
 )
 
 func vscodeTSObject(t *testing.T, src, name string) map[string]string {
@@ -120,6 +122,7 @@ func readVSCodeExtension(t *testing.T, dir string) (vscodeManifest, vscodeSource
 	src.section = m[1]
 	src.commands = vscodeTSObject(t, src.text, "COMMANDS")
 	src.server = vscodeTSObject(t, src.text, "SERVER_COMMANDS")
+	src.notify = vscodeTSObject(t, src.text, "NOTIFICATIONS")
 	m = vscodeTSSettings.FindStringSubmatch(src.text)
 	if m == nil {
 		t.Fatal("extension.ts: no `export const SETTINGS = [...]`")
@@ -127,7 +130,7 @@ func readVSCodeExtension(t *testing.T, dir string) (vscodeManifest, vscodeSource
 	for _, q := range vscodeTSQuoted.FindAllStringSubmatch(m[1], -1) {
 		src.restartOn = append(src.restartOn, q[1])
 	}
-	for _, g := range vscodeTSConfigGet.FindAllStringSubmatch(src.text, -1) {
+	for _, g := range vscodeTSUserGet.FindAllStringSubmatch(src.text, -1) {
 		src.reads = append(src.reads, g[1])
 	}
 	return man, src
@@ -236,8 +239,14 @@ func TestVSCodeManifest(t *testing.T) {
 		t.Errorf("the bridge advertises %v; lspside's constants are %v", advertised, want)
 	}
 
+	// The notifications it sends are the bridge's.
+	if want := map[string]string{"didFocus": lspside.NotifyDidFocus, "diagnostics": lspside.NotifyDiagnostics}; !maps.Equal(src.notify, want) {
+		t.Errorf("extension.ts NOTIFICATIONS %v, lspside %v", src.notify, want)
+	}
+
 	// Settings: contributed == the keys extension.ts reads, plus trace.server, which the client
-	// reads itself because its id is SECTION.
+	// reads itself because its id is SECTION. It reads them through userSetting (the User and
+	// Remote settings, never a workspace's), never with config.get, which merges a workspace's.
 	var wantSettings []string
 	for _, k := range src.reads {
 		wantSettings = append(wantSettings, src.section+"."+k)
@@ -254,7 +263,20 @@ func TestVSCodeManifest(t *testing.T) {
 	if restart := slices.Sorted(slices.Values(src.restartOn)); !slices.Equal(restart, reads) {
 		t.Errorf("SETTINGS (restart on change) %v, settings read %v", restart, reads)
 	}
+	if strings.Contains(src.text, "config.get") {
+		t.Error("extension.ts reads a setting with config.get, which takes a workspace's value too: use userSetting")
+	}
 	props := man.Contributes.Configuration.Properties
+	// The scopes (issue 19): the bridge's path belongs to each machine (in a remote window, the
+	// Remote settings); the rest is window-scoped, so that the User settings apply in local and
+	// remote windows alike. machine-overridable would be wrong twice over: a remote window ignores
+	// it in the User settings, and a workspace may set it.
+	wantScopes := map[string]string{"path": "machine", "agent": "window", "logFile": "window", "trace.server": "window"}
+	for key, scope := range wantScopes {
+		if got := props[src.section+"."+key].Scope; got != scope {
+			t.Errorf("%s.%s: scope %q, want %q", src.section, key, got, scope)
+		}
+	}
 	if p := props[src.section+".path"]; p.Type != "string" || string(p.Default) != `"acp-lsp-bridge"` {
 		t.Errorf("%s.path: type %q default %s", src.section, p.Type, p.Default)
 	}
@@ -301,6 +323,46 @@ func TestVSCodeManifest(t *testing.T) {
 			t.Errorf(".gitignore lacks %s", p)
 		}
 	}
+}
+
+// vscodeBuild copies editors/vscode into a new folder, so that the tree stays clean, and builds it
+// as its README says: npm ci, npm run compile. It returns the folder.
+func vscodeBuild(t *testing.T, npm string) string {
+	t.Helper()
+	dir := t.TempDir()
+	vscodeCopyTree(t, filepath.Join(moduleRoot(t), "editors", "vscode"), dir)
+	for _, args := range [][]string{{"ci", "--no-audit", "--no-fund"}, {"run", "compile"}} {
+		start := time.Now()
+		runIn(t, dir, 3*time.Minute, npm, args...)
+		t.Logf("npm %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	}
+	return dir
+}
+
+// runIn runs a command in dir and fails the test with its output when it fails or outlasts limit.
+func runIn(t *testing.T, dir string, limit time.Duration, name string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.Bytes())
+		}
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s %s: still running after %s\n%s", name, strings.Join(args, " "), limit, out.Bytes())
+	}
+	return out.Bytes()
 }
 
 // vscodeCopyTree copies src to dst, leaving out node_modules, out and packages.
@@ -386,24 +448,8 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 	if err != nil {
 		skipWithoutPeer(t, "node is not on PATH")
 	}
-	src := filepath.Join(moduleRoot(t), "editors", "vscode")
-	_, ext := readVSCodeExtension(t, src)
-	dir := t.TempDir()
-	vscodeCopyTree(t, src, dir)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	for _, args := range [][]string{{"ci", "--no-audit", "--no-fund"}, {"run", "compile"}} {
-		start := time.Now()
-		cmd := exec.CommandContext(ctx, npm, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		t.Logf("npm %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	}
+	_, ext := readVSCodeExtension(t, filepath.Join(moduleRoot(t), "editors", "vscode"))
+	dir := vscodeBuild(t, npm)
 	js, err := os.ReadFile(filepath.Join(dir, "out", "extension.js"))
 	if err != nil {
 		t.Fatalf("npm run compile wrote no out/extension.js: %v", err)
@@ -429,8 +475,11 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentCmd := []string{agent, "--rules", rules, "--log", agentLog}
+	trap := filepath.Join(work, "workspace-chose-this")
 	scenario := map[string]any{
 		"settings": map[string]any{"acpLspBridge.path": bridge, "acpLspBridge.agent": agentCmd, "acpLspBridge.logFile": log1},
+		// A workspace's settings never choose what runs: the extension says it ignores them.
+		"workspaceSettings": map[string]any{"acpLspBridge.path": trap, "acpLspBridge.agent": []string{trap}},
 		// The cursor after "fo" on line 3: utf-16 column 13 ("é" is one unit, two bytes in utf-8).
 		"document": map[string]any{"path": doc, "languageId": "go", "text": text, "cursor": map[string]int{"line": 3, "character": 13}},
 		"run": []map[string]string{
@@ -488,7 +537,8 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 	for _, m := range res.Messages {
 		shown = append(shown, m[1])
 	}
-	for _, w := range []string{"Next edit: `fo` → `foo(x)` (line 4)?", "nothing to sign in to", "restarting the agent"} {
+	for _, w := range []string{"Next edit: `fo` → `foo(x)` (line 4)?", "nothing to sign in to", "restarting the agent",
+		"this workspace's settings set acpLspBridge.path, acpLspBridge.agent: ignored"} {
 		if !slices.ContainsFunc(shown, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("no message with %q: %q", w, shown)
 		}

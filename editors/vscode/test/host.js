@@ -5,7 +5,8 @@
 //
 // It loads out/extension.js with a fake `vscode` module: settings, commands, an output channel and
 // message boxes are recorded; every other API is an inert stub. The real vscode-languageclient then
-// starts the real bridge. The scenario activates the extension with scenario.settings, waits for the
+// starts the real bridge. scenario.settings are the User settings, scenario.workspaceSettings (if
+// any) a workspace's. The scenario activates the extension with scenario.settings, waits for the
 // bridge's "is ready" log message, runs the palette commands of scenario.run ({command, waitFor?}:
 // waits for a message containing waitFor after each), changes the settings to scenario.changed (the
 // extension restarts the bridge), waits for the new bridge, deactivates, and prints what it
@@ -108,13 +109,19 @@ const vscode = orStub({
   version: '1.91.0',
   LogLevel: { Off: 0, Trace: 1, Debug: 2, Info: 3, Warning: 4, Error: 5 },
   workspace: orStub({
+    // Every setting is a User setting here; a scenario's workspaceSettings are a workspace's.
     getConfiguration: (section) => ({
       get: (key, dflt) => {
-        const v = settings[`${section}.${key}`];
+        const w = (scenario.workspaceSettings || {})[`${section}.${key}`];
+        const v = w === undefined ? settings[`${section}.${key}`] : w;
         return v === undefined ? dflt : v;
       },
       has: () => false,
-      inspect: () => undefined,
+      inspect: (key) => ({
+        key: `${section}.${key}`,
+        globalValue: settings[`${section}.${key}`],
+        workspaceValue: (scenario.workspaceSettings || {})[`${section}.${key}`],
+      }),
       update: async () => {},
     }),
     onDidChangeConfiguration: (listener) => {
@@ -133,7 +140,8 @@ const vscode = orStub({
     showWarningMessage: message('warning'),
     showInformationMessage: message('info'),
   }),
-  languages: orStub({ match }),
+  languages: orStub({ match, getDiagnostics: () => [] }),
+  env: orStub({ remoteName: undefined }),
   commands: {
     // VS Code refuses a command id that is already registered: so does this.
     registerCommand: (id, handler) => {
