@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"encoding/json"
 	"strings"
@@ -41,26 +43,24 @@ func TestSignInAtStart(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: authAgentConfig()})
 	e.setAnswer("Sign in with Test")
 	e.initialize("utf-16")
-	e.open(authDoc, "hel\n")
+	e.Open(authDoc, "hel\n")
 	e.waitAgent("authenticate login", func(m testagent.Message) bool {
 		return m.Method == acp.AgentMethodAuthenticate && strings.Contains(string(m.Params), `"login"`)
 	})
-	e.waitMessage("signed in to acp-test-agent")
+	e.WaitMessage("signed in to acp-test-agent")
 	e.waitMirror(authDoc, "hel\n")
-	items, err := e.inline(authDoc, pos{0, 3})
+	items, err := e.Inline(authDoc, fakeeditor.At(0, 3))
 	if err != nil || len(items) != 1 || items[0].InsertText != "hello" {
 		t.Fatalf("after sign-in: items %+v, err %v", items, err)
 	}
 	if n := count(e.agent.Received(), acp.AgentMethodNesStart); n != 2 {
 		t.Errorf("nes/start sent %d times, want 2 (refused, then after authenticate)", n)
 	}
-	e.mu.Lock()
-	q := append([]string(nil), e.questions...)
-	e.mu.Unlock()
+	q := e.Record().Questions
 	if len(q) != 1 || !strings.Contains(q[0], "acp-test-agent needs you to sign in") {
 		t.Errorf("questions %q", q)
 	}
-	e.waitMessage("signing in to acp-test-agent (Sign in with Test)")
+	e.WaitMessage("signing in to acp-test-agent (Sign in with Test)")
 }
 
 // While the question waits for the user, the editor is not blocked: requests answer empty at
@@ -72,25 +72,17 @@ func TestSignInLaterWithTheCommand(t *testing.T) {
 	e.answer, e.hold = "Not now", hold
 	e.mu.Unlock()
 	e.initialize("utf-16")
-	e.open(authDoc, "hel\n")
+	e.Open(authDoc, "hel\n")
 	e.waitAgent("nes/start", method(acp.AgentMethodNesStart))
 	// The question is pending: a request must not wait for it (SuggestTimeout is a minute, the
 	// call's own deadline 10 s).
-	for {
-		e.mu.Lock()
-		n := len(e.questions)
-		e.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	items, err := e.inline(authDoc, pos{0, 3})
+	e.Await(fakeeditor.Questions(1))
+	items, err := e.Inline(authDoc, fakeeditor.At(0, 3))
 	if err != nil || len(items) != 0 {
 		t.Fatalf("while waiting for sign-in: items %+v, err %v", items, err)
 	}
 	close(hold)
-	e.waitMessage("run the command acp-lsp-bridge.signIn")
+	e.WaitMessage("run the command acp-lsp-bridge.signIn")
 	if n := count(e.agent.Received(), acp.AgentMethodAuthenticate); n != 0 {
 		t.Fatalf("authenticate sent %d times after Not now", n)
 	}
@@ -98,10 +90,10 @@ func TestSignInLaterWithTheCommand(t *testing.T) {
 	e.mu.Lock()
 	e.answer, e.hold = "Sign in with Test", nil
 	e.mu.Unlock()
-	e.mustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.signIn"}, nil)
-	e.waitMessage("signed in to acp-test-agent")
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.signIn"}, nil)
+	e.WaitMessage("signed in to acp-test-agent")
 	e.waitMirror(authDoc, "hel\n")
-	items, err = e.inline(authDoc, pos{0, 3})
+	items, err = e.Inline(authDoc, fakeeditor.At(0, 3))
 	if err != nil || len(items) != 1 {
 		t.Fatalf("after the sign-in command: items %+v, err %v", items, err)
 	}
@@ -114,11 +106,11 @@ func TestSignInWhenASuggestionNeedsIt(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: cfg})
 	e.setAnswer("Sign in with Test")
 	e.initialize("utf-16")
-	e.open(authDoc, "hel\n")
-	e.waitMessage("signed in to acp-test-agent")
+	e.Open(authDoc, "hel\n")
+	e.WaitMessage("signed in to acp-test-agent")
 	e.waitMirror(authDoc, "hel\n")
 	e.agent.Revoke()
-	items, err := e.inline(authDoc, pos{0, 3})
+	items, err := e.Inline(authDoc, fakeeditor.At(0, 3))
 	if err != nil || len(items) != 0 {
 		t.Fatalf("with an expired sign-in: items %+v, err %v", items, err)
 	}
@@ -130,7 +122,7 @@ func TestSignInWhenASuggestionNeedsIt(t *testing.T) {
 		t.Fatalf("authenticate sent %d times, want 2", n)
 	}
 	for time.Now().Before(deadline) {
-		items, err = e.inline(authDoc, pos{0, 3})
+		items, err = e.Inline(authDoc, fakeeditor.At(0, 3))
 		if len(items) == 1 {
 			break
 		}
@@ -147,9 +139,9 @@ func TestSignInWithoutMethods(t *testing.T) {
 	cfg.AuthMethods = nil
 	e := newEditor(t, harnessOpts{agentCfg: cfg})
 	e.initialize("utf-16")
-	e.open(authDoc, "hel\n")
-	e.waitMessage("offers no way to do it from the editor")
-	if items, err := e.inline(authDoc, pos{0, 3}); err != nil || len(items) != 0 {
+	e.Open(authDoc, "hel\n")
+	e.WaitMessage("offers no way to do it from the editor")
+	if items, err := e.Inline(authDoc, fakeeditor.At(0, 3)); err != nil || len(items) != 0 {
 		t.Fatalf("items %+v, err %v", items, err)
 	}
 }
@@ -177,7 +169,7 @@ func askPermission(t *testing.T, e *editor, ctx context.Context) (acp.RequestPer
 func TestPermissionRequest(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16"}, cfg: lspside.Config{UserWait: 300 * time.Millisecond}})
 	e.initialize("utf-16")
-	e.open(authDoc, "x\n")
+	e.Open(authDoc, "x\n")
 	e.waitMirror(authDoc, "x\n")
 	ctx := context.Background()
 
@@ -186,9 +178,8 @@ func TestPermissionRequest(t *testing.T) {
 	if err != nil || res.Outcome.Selected == nil || res.Outcome.Selected.OptionId != "deny" {
 		t.Fatalf("answered Reject: %+v, %v", res.Outcome, err)
 	}
-	e.mu.Lock()
-	q := e.questions[len(e.questions)-1]
-	e.mu.Unlock()
+	qs := e.Record().Questions
+	q := qs[len(qs)-1]
 	if !strings.Contains(q, `acp-test-agent asks permission for "Write config.json"`) {
 		t.Errorf("question %q", q)
 	}
@@ -207,24 +198,14 @@ func TestPermissionRequest(t *testing.T) {
 	if res, err := askPermission(t, e, ctx); err != nil || res.Outcome.Cancelled == nil {
 		t.Fatalf("no answer: %+v, %v", res.Outcome, err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		e.mu.Lock()
-		n := len(e.cancels)
-		e.mu.Unlock()
-		if n > 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Error("the bridge did not send $/cancelRequest for the unanswered question")
+	e.AwaitFor(5*time.Second, fakeeditor.Cancelled(1))
 }
 
 // The agent cancelling its permission request withdraws the question from the editor.
 func TestPermissionRequestCancelledByTheAgent(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16"}})
 	e.initialize("utf-16")
-	e.open(authDoc, "x\n")
+	e.Open(authDoc, "x\n")
 	e.waitMirror(authDoc, "x\n")
 	hold := make(chan struct{})
 	defer close(hold)
@@ -233,29 +214,11 @@ func TestPermissionRequestCancelledByTheAgent(t *testing.T) {
 	e.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for {
-			e.mu.Lock()
-			n := len(e.questions)
-			e.mu.Unlock()
-			if n > 0 {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		_ = e.Editor.Await(context.Background(), fakeeditor.Questions(1))
+		cancel()
 	}()
 	if _, err := askPermission(t, e, ctx); err == nil {
 		t.Fatal("a cancelled request returned no error")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		e.mu.Lock()
-		n := len(e.cancels)
-		e.mu.Unlock()
-		if n > 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Error("the question stayed with the editor after the agent cancelled")
+	e.AwaitFor(5*time.Second, fakeeditor.Cancelled(1))
 }

@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"fmt"
 	"sync"
@@ -46,61 +48,61 @@ func TestStateBoundedOverManyDocuments(t *testing.T) {
 		cfg:      lspside.Config{CoalesceDelay: time.Millisecond},
 	})
 	e.initialize("utf-16")
-	e.waitReady()
+	e.WaitReady()
 	const keepOpen = 20
 	text := "package p // é 𐐀\nhel\n"
 	shown := 0
 	for i := range docs {
 		u := fmt.Sprintf("file:///work/project/d%03d.go", i)
-		e.open(u, text)
-		e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": u}, "position": lspPos(pos{1, 3})})
-		e.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": u}, "diagnostics": []any{
-			map[string]any{"range": map[string]any{"start": lspPos(pos{1, 0}), "end": lspPos(pos{1, 3})}, "severity": 1, "message": "undefined: hel"},
+		e.Open(u, text)
+		e.Notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": u}, "position": fakeeditor.At(1, 3)})
+		e.Notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": u}, "diagnostics": []any{
+			map[string]any{"range": map[string]any{"start": fakeeditor.At(1, 0), "end": fakeeditor.At(1, 3)}, "severity": 1, "message": "undefined: hel"},
 		}})
-		e.change(u, 2, rangeChange(pos{1, 3}, pos{1, 3}, "l\n"))
-		e.change(u, 3, rangeChange(pos{1, 3}, pos{2, 0}, ""))
+		e.ChangeAt(u, 2, fakeeditor.Replace(fakeeditor.At(1, 3), fakeeditor.At(1, 3), "l\n"))
+		e.ChangeAt(u, 3, fakeeditor.Replace(fakeeditor.At(1, 3), fakeeditor.At(2, 0), ""))
 		if i%10 == 0 {
 			// Two requests at once: the second supersedes the first.
 			var wg sync.WaitGroup
 			for range 2 {
-				wg.Go(func() { _, _ = e.inline(u, pos{1, 3}) })
+				wg.Go(func() { _, _ = e.Inline(u, fakeeditor.At(1, 3)) })
 			}
 			wg.Wait()
 		}
-		items, err := e.inline(u, pos{1, 3})
+		items, err := e.Inline(u, fakeeditor.At(1, 3))
 		if err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
 		shown += len(items)
 		var actions []any
-		e.mustCall("textDocument/codeAction", map[string]any{
+		e.MustCall("textDocument/codeAction", map[string]any{
 			"textDocument": map[string]any{"uri": u},
-			"range":        map[string]any{"start": lspPos(pos{1, 0}), "end": lspPos(pos{1, 0})},
+			"range":        map[string]any{"start": fakeeditor.At(1, 0), "end": fakeeditor.At(1, 0)},
 			"context":      map[string]any{"diagnostics": []any{}},
 		}, &actions)
-		e.notify("$/cancelRequest", map[string]any{"id": 1_000_000 + i}) // a request long answered
+		e.Notify("$/cancelRequest", map[string]any{"id": 1_000_000 + i}) // a request long answered
 		if i >= keepOpen {
-			e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": fmt.Sprintf("file:///work/project/d%03d.go", i-keepOpen)}})
+			e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": fmt.Sprintf("file:///work/project/d%03d.go", i-keepOpen)}})
 		}
 	}
 	if shown < docs {
 		t.Errorf("%d suggestions shown in %d documents", shown, docs)
 	}
 	// A request answered means every notification before it was handled.
-	_, _ = e.inline(fmt.Sprintf("file:///work/project/d%03d.go", docs-1), pos{1, 3})
+	_, _ = e.Inline(fmt.Sprintf("file:///work/project/d%03d.go", docs-1), fakeeditor.At(1, 3))
 	h := held()
 	t.Logf("after %d documents, %d open: %+v", docs, keepOpen, h)
 	if h.Open != keepOpen || h.Cursors > keepOpen || h.Live > keepOpen || h.Inflight != 0 || h.Suggesting != 0 || h.Recent > 100 {
 		t.Errorf("with %d documents open the bridge holds %+v", keepOpen, h)
 	}
 	for i := docs - keepOpen; i < docs; i++ {
-		e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": fmt.Sprintf("file:///work/project/d%03d.go", i)}})
+		e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": fmt.Sprintf("file:///work/project/d%03d.go", i)}})
 	}
-	e.open("file:///work/project/last.go", text)
-	_, _ = e.inline("file:///work/project/last.go", pos{1, 3})
-	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": "file:///work/project/last.go"}})
+	e.Open("file:///work/project/last.go", text)
+	_, _ = e.Inline("file:///work/project/last.go", fakeeditor.At(1, 3))
+	e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": "file:///work/project/last.go"}})
 	var actions []any
-	_ = e.call("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": "file:///work/project/last.go"}}, &actions) // document not open: answered, in order
+	_ = e.Call("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": "file:///work/project/last.go"}}, &actions) // document not open: answered, in order
 	if h := held(); h.Open != 0 || h.Cursors != 0 || h.Live != 0 || h.Inflight != 0 || h.Suggesting != 0 || h.ActiveIsSet || h.Recent > 100 {
 		t.Errorf("with every document closed the bridge holds %+v", h)
 	}
@@ -128,19 +130,19 @@ func TestLiveSuggestionsHoldNoTextCopies(t *testing.T) {
 			return map[string]any{"suggestions": sugs}, nil
 		}}})
 	e.initialize("utf-16")
-	e.waitReady()
+	e.WaitReady()
 	u := "file:///work/project/big.go"
 	text := testutil.SourceLike(1 << 20)
-	e.open(u, text)
+	e.Open(u, text)
 	e.waitMirror(u, text)
 	heap := testutil.LiveHeap
 	before := heap()
 	var actions []struct {
 		Title string `json:"title"`
 	}
-	e.mustCall("textDocument/codeAction", map[string]any{
+	e.MustCall("textDocument/codeAction", map[string]any{
 		"textDocument": map[string]any{"uri": u},
-		"range":        map[string]any{"start": lspPos(pos{10, 0}), "end": lspPos(pos{10 + 20*n, 0})},
+		"range":        map[string]any{"start": fakeeditor.At(10, 0), "end": fakeeditor.At(10+20*n, 0)},
 		"context":      map[string]any{"diagnostics": []any{}},
 	}, &actions)
 	after := heap()

@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"sync"
 	"sync/atomic"
@@ -49,9 +51,9 @@ func keystrokeBurst(b *testing.B, coalesce time.Duration) {
 	}
 	e := newEditor(b, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: suggest}, cfg: lspside.Config{CoalesceDelay: coalesce}})
 	e.initialize("utf-16")
-	e.waitReady()
+	e.WaitReady()
 	const uri = "file:///work/project/burst.go"
-	e.open(uri, "x\n")
+	e.Open(uri, "x\n")
 	e.waitMirror(uri, "x\n")
 	version, col := 1, 1
 	b.ResetTimer()
@@ -61,12 +63,12 @@ func keystrokeBurst(b *testing.B, coalesce time.Duration) {
 		for k := 0; k < keys; k++ {
 			<-tick.C
 			version++
-			e.change(uri, version, rangeChange(pos{0, col}, pos{0, col}, "a"))
+			e.ChangeAt(uri, version, fakeeditor.Replace(fakeeditor.At(0, col), fakeeditor.At(0, col), "a"))
 			col++
 			wg.Add(1)
 			go func(c int) {
 				defer wg.Done()
-				_, _ = e.inline(uri, pos{0, c})
+				_, _ = e.Inline(uri, fakeeditor.At(0, c))
 			}(col)
 		}
 		tick.Stop()

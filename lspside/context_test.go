@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"encoding/json"
 	"strings"
@@ -38,23 +40,23 @@ func TestSuggestContextFromTheSession(t *testing.T) {
 		Diagnostics: &acp.NesDiagnosticsCapabilities{}, RelatedSnippets: &acp.NesRelatedSnippetsCapabilities{},
 	}}})
 	e.initialize("utf-16")
-	e.open(a, "package a\n\nfunc Compute(x int) int { return x }\n")
-	e.open(b, "package b\n\nvar s = \"日本\"\n")
+	e.Open(a, "package a\n\nfunc Compute(x int) int { return x }\n")
+	e.Open(b, "package b\n\nvar s = \"日本\"\n")
 	e.waitMirror(b, "package b\n\nvar s = \"日本\"\n")
-	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": a}, "position": lspPos(pos{2, 5}),
-		"visibleRange": map[string]any{"start": lspPos(pos{0, 0}), "end": lspPos(pos{40, 0})}})
-	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": b}, "position": lspPos(pos{2, 12})})
+	e.Notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": a}, "position": fakeeditor.At(2, 5),
+		"visibleRange": map[string]any{"start": fakeeditor.At(0, 0), "end": fakeeditor.At(40, 0)}})
+	e.Notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": b}, "position": fakeeditor.At(2, 12)})
 	// Type "; y = Compute(1)" after the string, one character at a time.
 	typed := "; y = Compute(1)"
 	col := 12 // utf-16: `var s = "日本"` is 12 units
 	for i, r := range typed {
-		e.change(b, 2+i, rangeChange(pos{2, col}, pos{2, col}, string(r)))
+		e.ChangeAt(b, 2+i, fakeeditor.Replace(fakeeditor.At(2, col), fakeeditor.At(2, col), string(r)))
 		col++
 	}
-	e.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": b}, "diagnostics": []any{
-		map[string]any{"range": map[string]any{"start": lspPos(pos{2, 14}), "end": lspPos(pos{2, 15})}, "severity": 1, "message": "undefined: y"},
+	e.Notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": b}, "diagnostics": []any{
+		map[string]any{"range": map[string]any{"start": fakeeditor.At(2, 14), "end": fakeeditor.At(2, 15)}, "severity": 1, "message": "undefined: y"},
 	}})
-	if _, err := e.inline(b, pos{2, col}); err != nil {
+	if _, err := e.Inline(b, fakeeditor.At(2, col)); err != nil {
 		t.Fatal(err)
 	}
 	p := lastSuggest(t, e)
@@ -105,15 +107,15 @@ func TestRecentFilesWithoutFocus(t *testing.T) {
 		RecentFiles: &acp.NesRecentFilesCapabilities{MaxCount: intp(10)},
 	}}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(a, "package a // 日本\n")
-	e.open(b, "package b\n")
-	e.open(c, "package c\n")
-	e.open(d, "package d\n")
-	e.change(a, 2, rangeChange(pos{0, 9}, pos{0, 9}, "x"))
-	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d}})
+	e.WaitReady()
+	e.Open(a, "package a // 日本\n")
+	e.Open(b, "package b\n")
+	e.Open(c, "package c\n")
+	e.Open(d, "package d\n")
+	e.ChangeAt(a, 2, fakeeditor.Replace(fakeeditor.At(0, 9), fakeeditor.At(0, 9), "x"))
+	e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": d}})
 	e.waitAgent("document/didClose", method(acp.AgentMethodDocumentDidClose))
-	if _, err := e.inline(c, pos{0, 9}); err != nil {
+	if _, err := e.Inline(c, fakeeditor.At(0, 9)); err != nil {
 		t.Fatal(err)
 	}
 	p := lastSuggest(t, e)
@@ -155,13 +157,13 @@ func TestSuggestContextOnlyWhatWasAsked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Context: tc.caps}})
 			e.initialize("utf-16")
-			e.waitReady()
-			e.open(u, "ab\n")
-			e.change(u, 2, rangeChange(pos{0, 2}, pos{0, 2}, "c"))
-			e.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": u}, "diagnostics": []any{
-				map[string]any{"range": map[string]any{"start": lspPos(pos{0, 0}), "end": lspPos(pos{0, 1})}, "severity": 2, "message": "w"},
+			e.WaitReady()
+			e.Open(u, "ab\n")
+			e.ChangeAt(u, 2, fakeeditor.Replace(fakeeditor.At(0, 2), fakeeditor.At(0, 2), "c"))
+			e.Notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": u}, "diagnostics": []any{
+				map[string]any{"range": map[string]any{"start": fakeeditor.At(0, 0), "end": fakeeditor.At(0, 1)}, "severity": 2, "message": "w"},
 			}})
-			if _, err := e.inline(u, pos{0, 3}); err != nil {
+			if _, err := e.Inline(u, fakeeditor.At(0, 3)); err != nil {
 				t.Fatal(err)
 			}
 			var raw json.RawMessage
@@ -196,7 +198,7 @@ func TestEditorStateMethods(t *testing.T) {
 	e.initialize("utf-16")
 	// Ready, not only asked for nes/start: a document closed before the agent is ready never
 	// reaches it, so neither would its didClose.
-	e.waitReady()
+	e.WaitReady()
 	ctx := context.Background()
 	call := func(method string, params any) string {
 		t.Helper()
@@ -209,14 +211,14 @@ func TestEditorStateMethods(t *testing.T) {
 	if got := call("workspace/active_document", map[string]any{"sessionId": "test-session"}); got != `{"document":null}` {
 		t.Errorf("active_document with nothing open: %s", got)
 	}
-	e.open(a, "a\n")
-	e.open(b, "b\n")
-	e.open(c, "c\n")
-	e.notify("untitled/ignored", nil)
-	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": a}})
-	e.change(c, 2, rangeChange(pos{0, 1}, pos{0, 1}, "x"))
-	e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": b}})
-	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": a}})
+	e.Open(a, "a\n")
+	e.Open(b, "b\n")
+	e.Open(c, "c\n")
+	e.Notify("untitled/ignored", nil)
+	e.Notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": a}})
+	e.ChangeAt(c, 2, fakeeditor.Replace(fakeeditor.At(0, 1), fakeeditor.At(0, 1), "x"))
+	e.Notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": b}})
+	e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": a}})
 	e.waitAgent("document/didClose", method(acp.AgentMethodDocumentDidClose))
 
 	if got, want := call("workspace/open_documents", map[string]any{"sessionId": "test-session"}),

@@ -35,7 +35,7 @@ func TestAgentReadsFilesInsideTheWorkspaceOnly(t *testing.T) {
 	if !strings.Contains(string(init.Params), `"fs":{"readTextFile":true,"writeTextFile":true}`) {
 		t.Errorf("initialize does not advertise fs: %s", init.Params)
 	}
-	e.open(root+"/open.go", "unsaved 𐐀 text\n")
+	e.Open(root+"/open.go", "unsaved 𐐀 text\n")
 	e.waitAgent("didOpen", method("document/didOpen"))
 	read := func(path string, extra map[string]any) (string, error) {
 		params := map[string]any{"sessionId": "test-session", "path": path}
@@ -98,7 +98,7 @@ func TestAgentWritesThroughTheEditor(t *testing.T) {
 			caps["workspace"] = map[string]any{"workspaceEdit": map[string]any{"documentChanges": true, "resourceOperations": []string{"create"}}}
 		}
 		e.initializeWith(caps)
-		e.open(root+"/open.go", "a 𐐀\nb\n")
+		e.Open(root+"/open.go", "a 𐐀\nb\n")
 		e.waitAgent("didOpen", method("document/didOpen"))
 		write := func(path, content string) error {
 			_, err := e.agentCall("fs/write_text_file", map[string]any{"sessionId": "test-session", "path": path, "content": content})
@@ -112,9 +112,7 @@ func TestAgentWritesThroughTheEditor(t *testing.T) {
 		}
 		errNew := write(filepath.Join(dir, "new.go"), "created\n")
 		errOut := write(filepath.Join(elsewhere, "x.go"), "no")
-		e.mu.Lock()
-		applied := append([]json.RawMessage(nil), e.applied...)
-		e.mu.Unlock()
+		applied := e.Record().Applied
 		var wantEdits []string
 		if create {
 			if errNew != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
@@ -197,6 +199,15 @@ func (p *fuzzPeer) mustSend(body string) {
 	}
 }
 
+// fuzzMessage is a JSON-RPC message with these head fields and params.
+func fuzzMessage(head string, params any) string {
+	b, err := json.Marshal(params)
+	if err != nil {
+		panic(err)
+	}
+	return `{"jsonrpc":"2.0",` + head + `,"params":` + string(b) + `}`
+}
+
 func runFuzzFrames(t *testing.T, frames [][]byte) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -251,16 +262,17 @@ func runFuzzFrames(t *testing.T, frames [][]byte) {
 		send = append(send, body)
 	}
 
-	p.mustSend(`{"jsonrpc":"2.0","id":"fuzz-init","method":"initialize","params":{"processId":null,` +
-		`"rootUri":"file:///fuzz-workspace","capabilities":{"general":{"positionEncodings":["utf-16"]},` +
-		`"textDocument":{"inlineCompletion":{}},"window":{"showDocument":{"support":true}},` +
-		`"workspace":{"workspaceEdit":{"documentChanges":true}}}}}`)
+	// The frames of a fake editor's start, written raw as every frame of this test is.
+	init := fakeeditor.InitParams{Root: "file:///fuzz-workspace", Encodings: []string{"utf-16"}, Capabilities: map[string]any{
+		"textDocument": map[string]any{"inlineCompletion": map[string]any{}},
+		"workspace":    map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}},
+	}}
+	p.mustSend(fuzzMessage(`"id":"fuzz-init","method":"initialize"`, init.Params()))
 	if r := p.next("the answer to initialize"); r.Err() != nil {
 		p.fail("initialize: %v", r.Err())
 	}
 	p.mustSend(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
-	p.mustSend(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"` + fuzzURI +
-		`","languageId":"go","version":1,"text":"package main\n\nfunc main() { println(\"𐐀\") }\r\n"}}}`)
+	p.mustSend(fuzzMessage(`"method":"textDocument/didOpen"`, fakeeditor.DidOpenParams(fuzzURI, "go", "package main\n\nfunc main() { println(\"𐐀\") }\r\n")))
 
 	sent := make(chan error, 1)
 	go func() {

@@ -1,17 +1,17 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/rs/zerolog"
-	"go.lsp.dev/jsonrpc2"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
@@ -19,33 +19,25 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 
-// editor is a fake editor talking LSP to an in-process bridge, which talks ACP to an in-process
-// scripted agent, all over pipes.
+// editor is the fake editor (internal/fakeeditor) talking LSP to an in-process bridge, which talks
+// ACP to an in-process scripted agent, all over pipes.
 type editor struct {
+	*fakeeditor.Env
 	t      testing.TB
-	conn   jsonrpc2.Conn
-	agent  *testagent.Agent
 	exit   chan int
 	toSrv  *io.PipeWriter
 	logBuf *testutil.SyncBuffer
-
 	root   string // the workspace folder's URI; initialize sends it
-	answer string // what the user picks in window/showMessageRequest
-	// hold, when set, delays the answer to window/showMessageRequest until it is closed.
-	hold chan struct{}
 
-	mu        sync.Mutex
-	messages  []string // window/showMessage texts
-	logged    []string // window/logMessage texts
-	shown     []json.RawMessage
-	applied   []json.RawMessage
-	questions []string
-	cancels   []json.RawMessage // $/cancelRequest from the bridge
-	starts    int               // agents started
-	kill      func()            // ends the connection to the current agent, as a crash would
-	served    chan struct{}     // closed when the current agent's connection has ended
-	silent    map[string]bool   // requests this editor never answers
-	notified  chan struct{}     // closed, and replaced, at each window/showMessage or logMessage
+	mu sync.Mutex
+	// answer is what the user picks in window/showMessageRequest; hold, when set, delays the
+	// answer until it is closed.
+	answer string
+	hold   chan struct{}
+	agent  *testagent.Agent
+	starts int           // agents started
+	kill   func()        // ends the connection to the current agent, as a crash would
+	served chan struct{} // closed when the current agent's connection has ended
 }
 
 type harnessOpts struct {
@@ -54,11 +46,13 @@ type harnessOpts struct {
 	agentCfg testagent.Config
 	// quietLog keeps only warnings and errors in the in-memory log (long tests).
 	quietLog bool
+	// silent lists the requests this editor never answers.
+	silent []string
 }
 
 func newEditor(t testing.TB, o harnessOpts) *editor {
 	t.Helper()
-	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}, root: "file:///work/project", notified: make(chan struct{})}
+	e := &editor{t: t, exit: make(chan int, 1), logBuf: &testutil.SyncBuffer{}, root: "file:///work/project"}
 	cfg := o.cfg
 	level := zerolog.DebugLevel
 	if o.quietLog {
@@ -100,67 +94,20 @@ func newEditor(t testing.TB, o harnessOpts) *editor {
 		e.exit <- lspside.Serve(context.Background(), srvInR, srvOutW, cfg)
 		srvOutW.Close()
 	}()
-	e.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(pipeRWC{srvOutR, srvInW}))
-	never := make(chan struct{})
-	t.Cleanup(func() { close(never) })
-	e.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		e.mu.Lock()
-		silent := e.silent[req.Method()]
-		e.mu.Unlock()
-		if silent && req.IsCall() {
-			jsonrpc2.Async(ctx) // some editors never answer some requests
-			<-never
-			return nil, nil
-		}
-		if req.Method() == "window/showMessageRequest" {
-			jsonrpc2.Async(ctx) // the user thinks; the editor keeps working
-			var p struct {
-				Message string `json:"message"`
-			}
-			_ = json.Unmarshal(req.Params(), &p)
+	ed := fakeeditor.Connect(srvOutR, srvInW, fakeeditor.Options{
+		Silent:  o.silent,
+		Timeout: 10 * time.Second,
+		Answer: func(string, []string) string {
 			e.mu.Lock()
-			e.questions = append(e.questions, p.Message)
 			hold, answer := e.hold, e.answer
 			e.mu.Unlock()
 			if hold != nil {
 				<-hold
 			}
-			if answer == "" {
-				return nil, nil
-			}
-			return map[string]any{"title": answer}, nil
-		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		params := json.RawMessage(append([]byte(nil), req.Params()...))
-		switch req.Method() {
-		case "window/logMessage":
-			var p struct {
-				Message string `json:"message"`
-			}
-			_ = json.Unmarshal(params, &p)
-			e.logged = append(e.logged, p.Message)
-			close(e.notified)
-			e.notified = make(chan struct{})
-		case "window/showMessage":
-			var p struct {
-				Message string `json:"message"`
-			}
-			_ = json.Unmarshal(params, &p)
-			e.messages = append(e.messages, p.Message)
-			close(e.notified)
-			e.notified = make(chan struct{})
-		case "$/cancelRequest":
-			e.cancels = append(e.cancels, params)
-		case "window/showDocument":
-			e.shown = append(e.shown, params)
-			return map[string]any{"success": true}, nil
-		case "workspace/applyEdit":
-			e.applied = append(e.applied, params)
-			return map[string]any{"applied": true}, nil
-		}
-		return nil, nil
+			return answer
+		},
 	})
+	e.Env = fakeeditor.NewEnv(t, ed)
 	t.Cleanup(func() {
 		srvInW.Close()
 		select {
@@ -168,6 +115,7 @@ func newEditor(t testing.TB, o harnessOpts) *editor {
 		case <-time.After(10 * time.Second):
 			t.Error("the bridge did not end after the editor closed its stream")
 		}
+		_ = ed.Close()
 		if t.Failed() {
 			t.Logf("bridge log:\n%s", e.logBuf.String())
 		}
@@ -175,110 +123,18 @@ func newEditor(t testing.TB, o harnessOpts) *editor {
 	return e
 }
 
-type pipeRWC struct {
-	io.Reader
-	io.WriteCloser
-}
-
-func (e *editor) call(method string, params, result any) error {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := e.conn.Call(ctx, method, params, result)
-	return err
-}
-
-func (e *editor) mustCall(method string, params, result any) {
-	e.t.Helper()
-	if err := e.call(method, params, result); err != nil {
-		e.t.Fatalf("%s: %v", method, err)
-	}
-}
-
-func (e *editor) notify(method string, params any) {
-	e.t.Helper()
-	if err := e.conn.Notify(context.Background(), method, params); err != nil {
-		e.t.Fatalf("%s: %v", method, err)
-	}
-}
-
-// initialize runs initialize/initialized offering encodings and returns the negotiated one.
+// initialize runs initialize and initialized with the test workspace, offering these encodings
+// (none: nothing offered), and returns the one the bridge chose.
 func (e *editor) initialize(encodings ...string) string {
 	e.t.Helper()
-	caps := map[string]any{"window": map[string]any{"showDocument": map[string]any{"support": true}}}
-	if encodings != nil {
-		caps["general"] = map[string]any{"positionEncodings": encodings}
-	}
-	return e.initializeWith(caps)
+	return e.Initialize(e.root, encodings...)
 }
 
-// initializeWith runs initialize/initialized with these client capabilities.
+// initializeWith runs initialize and initialized with the test workspace and these client
+// capabilities (over the fake editor's defaults).
 func (e *editor) initializeWith(caps map[string]any) string {
 	e.t.Helper()
-	params := map[string]any{
-		"processId":        nil,
-		"rootUri":          e.root,
-		"workspaceFolders": []any{map[string]any{"uri": e.root, "name": "project"}},
-		"capabilities":     caps,
-	}
-	var res struct {
-		Capabilities struct {
-			PositionEncoding string `json:"positionEncoding"`
-		} `json:"capabilities"`
-	}
-	e.mustCall("initialize", params, &res)
-	e.notify("initialized", map[string]any{})
-	return res.Capabilities.PositionEncoding
-}
-
-func (e *editor) open(uri, text string) {
-	e.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-		"uri": uri, "languageId": "go", "version": 1, "text": text,
-	}})
-}
-
-type pos struct{ line, char int }
-
-type lspPosition struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-func lspPos(p pos) map[string]any { return map[string]any{"line": p.line, "character": p.char} }
-
-func (e *editor) change(uri string, version int, changes ...map[string]any) {
-	e.notify("textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": uri, "version": version},
-		"contentChanges": changes,
-	})
-}
-
-func rangeChange(start, end pos, text string) map[string]any {
-	return map[string]any{"range": map[string]any{"start": lspPos(start), "end": lspPos(end)}, "text": text}
-}
-
-type inlineItem struct {
-	InsertText string `json:"insertText"`
-	Range      *struct {
-		Start lspPosition `json:"start"`
-		End   lspPosition `json:"end"`
-	} `json:"range"`
-	Command *struct {
-		Command   string `json:"command"`
-		Arguments []any  `json:"arguments"`
-	} `json:"command"`
-}
-
-func (e *editor) inline(uri string, p pos) ([]inlineItem, error) {
-	var res struct {
-		Items []inlineItem `json:"items"`
-	}
-	err := e.call("textDocument/inlineCompletion", map[string]any{
-		"textDocument": map[string]any{"uri": uri},
-		"position":     lspPos(p),
-		"context":      map[string]any{"triggerKind": 2},
-	}, &res)
-	return res.Items, err
+	return e.InitializeWith(fakeeditor.InitParams{Root: e.root, Capabilities: caps}).Capabilities.PositionEncoding
 }
 
 // waitAgent waits until the agent has received a message for which match is true.
@@ -339,12 +195,6 @@ func ended(ms []testagent.Message) map[string]int {
 	return out
 }
 
-func (e *editor) shownMessages() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.messages...)
-}
-
 // waitMirror waits until the agent's mirror of uri equals want.
 func (e *editor) waitMirror(uri, want string) {
 	e.t.Helper()
@@ -359,47 +209,6 @@ func (e *editor) waitMirror(uri, want string) {
 		case <-deadline:
 			got, _ := e.theAgent().Mirror(uri)
 			e.t.Fatalf("agent mirror of %s:\n got %q\nwant %q", uri, got, want)
-		}
-	}
-}
-
-// waitMessage waits for a window/showMessage containing substr.
-func (e *editor) waitMessage(substr string) {
-	e.t.Helper()
-	e.waitText("window/showMessage", e.shownMessages, substr)
-}
-
-func (e *editor) loggedMessages() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.logged...)
-}
-
-// waitReady waits for the bridge's word that the agent is ready, the window/logMessage
-// "acp-lsp-bridge: NAME is ready (...)", as a user would before expecting suggestions: requests
-// before it answer empty at once.
-func (e *editor) waitReady() {
-	e.t.Helper()
-	e.waitText("window/logMessage", e.loggedMessages, " is ready (")
-}
-
-// waitText waits until one of the texts list returns contains substr.
-func (e *editor) waitText(what string, list func() []string, substr string) {
-	e.t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		e.mu.Lock()
-		ch := e.notified
-		e.mu.Unlock()
-		for _, m := range list() {
-			if strings.Contains(m, substr) {
-				return
-			}
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			e.t.Fatalf("no %s containing %q; got %q", what, substr, list())
 		}
 	}
 }

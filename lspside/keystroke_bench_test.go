@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"strings"
 	"testing"
@@ -49,8 +51,8 @@ func keystrokes(b *testing.B, size int) float64 {
 	}
 	e := newEditor(b, harnessOpts{quietLog: true, agentCfg: testagent.Config{Encoding: "utf-16", Sync: "incremental", Suggest: suggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(uri, text)
+	e.WaitReady()
+	e.Open(uri, text)
 	agent := e.theAgent()
 	waitVersion := func(v int) {
 		deadline := time.After(30 * time.Second)
@@ -67,8 +69,8 @@ func keystrokes(b *testing.B, size int) float64 {
 		}
 	}
 	waitVersion(1)
-	at := pos{line: countLines(text) / 2, char: 0}
-	if items, err := e.inline(uri, at); err != nil || len(items) != 1 {
+	at := fakeeditor.At(countLines(text)/2, 0)
+	if items, err := e.Inline(uri, at); err != nil || len(items) != 1 {
 		b.Fatalf("inline completion: %v, %v", items, err)
 	}
 	version := 1
@@ -77,9 +79,9 @@ func keystrokes(b *testing.B, size int) float64 {
 	for i := 0; i < b.N; i++ {
 		version++
 		if i%2 == 0 {
-			e.change(uri, version, rangeChange(at, at, "r"))
+			e.ChangeAt(uri, version, fakeeditor.Replace(at, at, "r"))
 		} else {
-			e.change(uri, version, rangeChange(at, pos{at.line, at.char + 1}, ""))
+			e.ChangeAt(uri, version, fakeeditor.Replace(at, fakeeditor.At(at.Line, at.Character+1), ""))
 		}
 		waitVersion(version)
 	}

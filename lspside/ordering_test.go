@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"encoding/json"
 	"testing"
@@ -53,14 +55,14 @@ func insertAt(id, uri string, line, char int, text string) any {
 }
 
 type inlineResult struct {
-	items []inlineItem
+	items []fakeeditor.InlineItem
 	err   error
 }
 
-func (e *editor) inlineAsync(uri string, p pos) chan inlineResult {
+func (e *editor) inlineAsync(uri string, p fakeeditor.Pos) chan inlineResult {
 	ch := make(chan inlineResult, 1)
 	go func() {
-		items, err := e.inline(uri, p)
+		items, err := e.Inline(uri, p)
 		ch <- inlineResult{items, err}
 	}()
 	return ch
@@ -85,16 +87,16 @@ func TestOrderingStaleAndCancel(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16") // call id 1
-	e.waitReady()
-	e.open(uri, "abc\n")                                     //
-	e.change(uri, 2, rangeChange(pos{0, 3}, pos{0, 3}, "d")) // abcd
+	e.WaitReady()
+	e.Open(uri, "abc\n")                                                                  //
+	e.ChangeAt(uri, 2, fakeeditor.Replace(fakeeditor.At(0, 3), fakeeditor.At(0, 3), "d")) // abcd
 
-	res := e.inlineAsync(uri, pos{0, 4}) // call id 2
+	res := e.inlineAsync(uri, fakeeditor.At(0, 4)) // call id 2
 	call := sc.nextCall(t)
 	if call.req.Version != 2 || call.doc != "abcd\n" || call.req.Position.Character != 4 {
 		t.Fatalf("the agent was asked about version %d at %+v with text %q", call.req.Version, call.req.Position, call.doc)
 	}
-	e.change(uri, 3, rangeChange(pos{0, 4}, pos{0, 4}, "e")) // abcde: the request is now stale
+	e.ChangeAt(uri, 3, fakeeditor.Replace(fakeeditor.At(0, 4), fakeeditor.At(0, 4), "e")) // abcde: the request is now stale
 	e.waitMirror(uri, "abcde\n")
 	sc.answers <- insertAt("s1", uri, 0, 4, "X")
 	r := waitResult(t, res)
@@ -103,9 +105,9 @@ func TestOrderingStaleAndCancel(t *testing.T) {
 	}
 	e.waitAgent("nes/reject s1 ignored", rejectOf("s1", acp.UnstableNesRejectReasonIgnored))
 
-	res = e.inlineAsync(uri, pos{0, 5}) // call id 3
+	res = e.inlineAsync(uri, fakeeditor.At(0, 5)) // call id 3
 	call = sc.nextCall(t)
-	e.notify("$/cancelRequest", map[string]any{"id": 3})
+	e.Notify("$/cancelRequest", map[string]any{"id": 3})
 	r = waitResult(t, res) // answered while the agent still holds the request
 	if rpcCode(r.err) != -32800 {
 		t.Fatalf("cancelled request answered %+v, %v; want error -32800", r.items, r.err)
@@ -119,7 +121,7 @@ func TestOrderingStaleAndCancel(t *testing.T) {
 	e.waitAgent("nes/reject s2 cancelled", rejectOf("s2", acp.UnstableNesRejectReasonCancelled))
 
 	// The bridge still serves: a fresh request is shown.
-	res = e.inlineAsync(uri, pos{0, 5})
+	res = e.inlineAsync(uri, fakeeditor.At(0, 5))
 	sc.nextCall(t)
 	sc.answers <- insertAt("s3", uri, 0, 5, "Z")
 	r = waitResult(t, res)
@@ -145,18 +147,18 @@ func TestLifecycleReplacedIgnoredAccepted(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", Suggest: sc.suggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(uri, "hello\n")
+	e.WaitReady()
+	e.Open(uri, "hello\n")
 
 	// s1 shown, then superseded by the answer to the next request for the same document:
 	// replaced (sent after that answer, off the request's way).
-	res := e.inlineAsync(uri, pos{0, 5})
+	res := e.inlineAsync(uri, fakeeditor.At(0, 5))
 	sc.nextCall(t)
 	sc.answers <- insertAt("s1", uri, 0, 5, " world")
 	if r := waitResult(t, res); len(r.items) != 1 {
 		t.Fatalf("s1 not shown: %+v %v", r.items, r.err)
 	}
-	res = e.inlineAsync(uri, pos{0, 5})
+	res = e.inlineAsync(uri, fakeeditor.At(0, 5))
 	sc.nextCall(t)
 	sc.answers <- insertAt("s2", uri, 0, 5, " there")
 	if r := waitResult(t, res); len(r.items) != 1 {
@@ -165,40 +167,40 @@ func TestLifecycleReplacedIgnoredAccepted(t *testing.T) {
 	e.waitAgent("nes/reject s1 replaced", rejectOf("s1", acp.UnstableNesRejectReasonReplaced))
 
 	// Typing the start of s2 keeps it; typing something else invalidates it: ignored.
-	e.change(uri, 2, rangeChange(pos{0, 5}, pos{0, 5}, " t"))
-	e.change(uri, 3, rangeChange(pos{0, 7}, pos{0, 7}, "x"))
+	e.ChangeAt(uri, 2, fakeeditor.Replace(fakeeditor.At(0, 5), fakeeditor.At(0, 5), " t"))
+	e.ChangeAt(uri, 3, fakeeditor.Replace(fakeeditor.At(0, 7), fakeeditor.At(0, 7), "x"))
 	e.waitAgent("nes/reject s2 ignored", rejectOf("s2", acp.UnstableNesRejectReasonIgnored))
 
 	// s3 shown, applied by the editor, then accepted.
-	res = e.inlineAsync(uri, pos{0, 8})
+	res = e.inlineAsync(uri, fakeeditor.At(0, 8))
 	sc.nextCall(t)
 	sc.answers <- insertAt("s3", uri, 0, 8, "yz")
 	r := waitResult(t, res)
 	if len(r.items) != 1 {
 		t.Fatalf("s3 not shown: %+v %v", r.items, r.err)
 	}
-	e.change(uri, 4, rangeChange(pos{0, 8}, pos{0, 8}, "yz"))
-	e.mustCall("workspace/executeCommand", map[string]any{"command": r.items[0].Command.Command, "arguments": r.items[0].Command.Arguments}, nil)
+	e.ChangeAt(uri, 4, fakeeditor.Replace(fakeeditor.At(0, 8), fakeeditor.At(0, 8), "yz"))
+	e.MustCall("workspace/executeCommand", map[string]any{"command": r.items[0].Command.Command, "arguments": r.items[0].Command.Arguments}, nil)
 	e.waitAgent("nes/accept s3", func(m testagent.Message) bool {
 		var p acp.UnstableAcceptNesNotification
 		return m.Method == "nes/accept" && json.Unmarshal(m.Params, &p) == nil && p.Id == "s3"
 	})
 	// Accepting again does not end it twice.
-	e.mustCall("workspace/executeCommand", map[string]any{"command": r.items[0].Command.Command, "arguments": r.items[0].Command.Arguments}, nil)
+	e.MustCall("workspace/executeCommand", map[string]any{"command": r.items[0].Command.Command, "arguments": r.items[0].Command.Arguments}, nil)
 
 	// s4 shown, then the document is closed: ignored. s5 is live at shutdown: ignored.
-	res = e.inlineAsync(uri, pos{0, 10})
+	res = e.inlineAsync(uri, fakeeditor.At(0, 10))
 	sc.nextCall(t)
 	sc.answers <- insertAt("s4", uri, 0, 10, "!")
 	waitResult(t, res)
-	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
 	e.waitAgent("nes/reject s4 ignored", rejectOf("s4", acp.UnstableNesRejectReasonIgnored))
-	e.open(uri, "again\n")
-	res = e.inlineAsync(uri, pos{0, 5})
+	e.Open(uri, "again\n")
+	res = e.inlineAsync(uri, fakeeditor.At(0, 5))
 	sc.nextCall(t)
 	sc.answers <- insertAt("s5", uri, 0, 5, "!")
 	waitResult(t, res)
-	e.mustCall("shutdown", nil, nil)
+	e.MustCall("shutdown", nil, nil)
 	e.waitAgent("nes/reject s5 ignored", rejectOf("s5", acp.UnstableNesRejectReasonIgnored))
 	checkEndedOnce(t, e, "s1", "s2", "s3", "s4", "s5")
 }
@@ -209,8 +211,8 @@ func TestInvalidSuggestionsAreDropped(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(uri, "one\ntwo\n")
+	e.WaitReady()
+	e.Open(uri, "one\ntwo\n")
 	edit := func(id string, edits ...[5]any) map[string]any {
 		var es []any
 		for _, x := range edits {
@@ -221,7 +223,7 @@ func TestInvalidSuggestionsAreDropped(t *testing.T) {
 		}
 		return map[string]any{"kind": "edit", "id": id, "uri": uri, "edits": es}
 	}
-	res := e.inlineAsync(uri, pos{0, 3})
+	res := e.inlineAsync(uri, fakeeditor.At(0, 3))
 	sc.nextCall(t)
 	sc.answers <- map[string]any{"suggestions": []any{
 		edit("out-of-range", [5]any{7, 0, 7, 1, "x"}),
@@ -239,7 +241,7 @@ func TestInvalidSuggestionsAreDropped(t *testing.T) {
 		e.waitAgent("nes/reject "+id, rejectOf(id, acp.UnstableNesRejectReasonIgnored))
 	}
 	// other-line is kept for other surfaces until the document moves on.
-	e.change(uri, 2, rangeChange(pos{1, 0}, pos{1, 0}, "#"))
+	e.ChangeAt(uri, 2, fakeeditor.Replace(fakeeditor.At(1, 0), fakeeditor.At(1, 0), "#"))
 	e.waitAgent("nes/reject other-line", rejectOf("other-line", acp.UnstableNesRejectReasonIgnored))
 	e.waitAgent("nes/reject good", rejectOf("good", acp.UnstableNesRejectReasonIgnored))
 	checkEndedOnce(t, e, "out-of-range", "overlap", "reversed", "unknown-kind", "other-line", "good")
@@ -252,8 +254,8 @@ func TestTriggerKind(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
 	e.initialize()
-	e.waitReady()
-	e.open(uri, "x\n")
+	e.WaitReady()
+	e.Open(uri, "x\n")
 	for _, tc := range []struct {
 		context any
 		want    acp.UnstableNesTriggerKind
@@ -264,11 +266,11 @@ func TestTriggerKind(t *testing.T) {
 	} {
 		done := make(chan error, 1)
 		go func() {
-			params := map[string]any{"textDocument": map[string]any{"uri": uri}, "position": lspPos(pos{0, 1})}
+			params := map[string]any{"textDocument": map[string]any{"uri": uri}, "position": fakeeditor.At(0, 1)}
 			if tc.context != nil {
 				params["context"] = tc.context
 			}
-			done <- e.call("textDocument/inlineCompletion", params, nil)
+			done <- e.Call("textDocument/inlineCompletion", params, nil)
 		}()
 		if got := sc.nextCall(t).req.TriggerKind; got != tc.want {
 			t.Errorf("context %v: triggerKind %q, want %q", tc.context, got, tc.want)
@@ -287,14 +289,14 @@ func TestAppliedWithoutCommandEndsAccepted(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest, DidFocus: true}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(uri, "ab\n")
-	res := e.inlineAsync(uri, pos{0, 2})
+	e.WaitReady()
+	e.Open(uri, "ab\n")
+	res := e.inlineAsync(uri, fakeeditor.At(0, 2))
 	sc.nextCall(t)
 	sc.answers <- insertAt("a1", uri, 0, 2, "c")
 	waitResult(t, res)
-	e.change(uri, 2, rangeChange(pos{0, 2}, pos{0, 2}, "c")) // applied, no command
-	res = e.inlineAsync(uri, pos{0, 3})                      // the next request supersedes it
+	e.ChangeAt(uri, 2, fakeeditor.Replace(fakeeditor.At(0, 2), fakeeditor.At(0, 2), "c")) // applied, no command
+	res = e.inlineAsync(uri, fakeeditor.At(0, 3))                                         // the next request supersedes it
 	sc.nextCall(t)
 	sc.answers <- map[string]any{"suggestions": []any{}}
 	waitResult(t, res)
@@ -311,7 +313,7 @@ func TestAppliedWithoutCommandEndsAccepted(t *testing.T) {
 	if err := json.Unmarshal(first.Params, &p); err != nil || p.Position.Character != 2 || p.Version != 1 {
 		t.Errorf("first didFocus %s", first.Params)
 	}
-	e.notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	e.Notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": uri}})
 	e.waitAgent("document/didFocus at 0:3 of version 2", func(m testagent.Message) bool {
 		var p acp.UnstableDidFocusDocumentNotification
 		return m.Method == "document/didFocus" && json.Unmarshal(m.Params, &p) == nil &&
@@ -327,11 +329,11 @@ func TestNewerRequestSupersedesTheOneInFlight(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(uri, "ab\n")
-	first := e.inlineAsync(uri, pos{0, 1})
+	e.WaitReady()
+	e.Open(uri, "ab\n")
+	first := e.inlineAsync(uri, fakeeditor.At(0, 1))
 	call1 := sc.nextCall(t)
-	second := e.inlineAsync(uri, pos{0, 2})
+	second := e.inlineAsync(uri, fakeeditor.At(0, 2))
 	if r := waitResult(t, first); r.err != nil || len(r.items) != 0 {
 		t.Fatalf("the superseded request: %+v, %v; want an empty result", r.items, r.err)
 	}

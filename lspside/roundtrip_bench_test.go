@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"fmt"
 	"io"
@@ -71,8 +73,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 	e := newEditor(b, harnessOpts{quietLog: true, agentCfg: testagent.Config{Encoding: "utf-16", Suggest: instantSuggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(uri, doc)
+	e.WaitReady()
+	e.Open(uri, doc)
 	e.waitMirror(uri, doc)
 
 	direct := make([]time.Duration, 0, b.N)
@@ -84,7 +86,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		items, err := e.inline(uri, pos{1999, 6})
+		items, err := e.Inline(uri, fakeeditor.At(1999, 6))
 		if err != nil || len(items) != 1 {
 			b.Fatalf("items %v, err %v", items, err)
 		}

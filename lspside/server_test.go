@@ -1,12 +1,13 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -54,7 +55,7 @@ func TestCapabilitiesAdvertiseOnlyWhatIsImplemented(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEditor(t, harnessOpts{})
 			var res map[string]map[string]json.RawMessage
-			e.mustCall("initialize", tc.params, &res)
+			e.MustCall("initialize", tc.params, &res)
 			caps := res["capabilities"]
 			want := map[string]bool{"positionEncoding": true, "textDocumentSync": true, "inlineCompletionProvider": true,
 				"codeActionProvider": true, "executeCommandProvider": true, "completionProvider": tc.completion}
@@ -89,22 +90,22 @@ func TestDocumentSyncReachesAgent(t *testing.T) {
 				e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: enc, Sync: sync}})
 				e.initialize("utf-16")
 				text := "package main\n// 𐐀 日本語 é\r\nfunc main() {}\r"
-				e.open(uri, text)
+				e.Open(uri, text)
 				e.waitMirror(uri, text)
 				// Two changes in one notification: the second range refers to the text after the
 				// first (utf-16 positions: 𐐀 is two units).
-				e.change(uri, 2,
-					rangeChange(pos{1, 6}, pos{1, 9}, "中文"), // 日本語 → 中文
-					rangeChange(pos{1, 3}, pos{1, 5}, "x"),  // 𐐀 → x
+				e.ChangeAt(uri, 2,
+					fakeeditor.Replace(fakeeditor.At(1, 6), fakeeditor.At(1, 9), "中文"), // 日本語 → 中文
+					fakeeditor.Replace(fakeeditor.At(1, 3), fakeeditor.At(1, 5), "x"),  // 𐐀 → x
 				)
 				want := "package main\n// x 中文 é\r\nfunc main() {}\r"
 				e.waitMirror(uri, want)
-				e.change(uri, 3, map[string]any{"text": "whole\nnew text"})
+				e.ChangeAt(uri, 3, fakeeditor.Whole("whole\nnew text"))
 				e.waitMirror(uri, "whole\nnew text")
-				e.change(uri, 4, rangeChange(pos{0, 0}, pos{1, 0}, ""))
+				e.ChangeAt(uri, 4, fakeeditor.Replace(fakeeditor.At(0, 0), fakeeditor.At(1, 0), ""))
 				e.waitMirror(uri, "new text")
-				e.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
-				e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+				e.Notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
+				e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
 				e.waitAgent("didClose", method("document/didClose"))
 				var got []string
 				for _, m := range e.agent.Received() {
@@ -139,11 +140,11 @@ func TestInlineCompletionShowsEditAndAccepts(t *testing.T) {
 			if got := e.initialize(enc); got != enc {
 				t.Fatalf("negotiated %s", got)
 			}
-			e.waitReady()
+			e.WaitReady()
 			line := "x := \"é\"; 𐐀 = fo"
-			e.open(uri, "package p\n"+line+"\n")
-			cursor := pos{1, units(line, enc)}
-			items, err := e.inline(uri, cursor)
+			e.Open(uri, "package p\n"+line+"\n")
+			cursor := fakeeditor.At(1, units(line, enc))
+			items, err := e.Inline(uri, cursor)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,15 +155,15 @@ func TestInlineCompletionShowsEditAndAccepts(t *testing.T) {
 			start := units("x := \"é\"; 𐐀 = ", enc)
 			if it.InsertText != "foo(日本, 😀)" || it.Range == nil ||
 				it.Range.Start.Line != 1 || it.Range.Start.Character != start ||
-				it.Range.End.Line != 1 || it.Range.End.Character != cursor.char {
-				t.Fatalf("item = %+v range %+v, want insertText foo(日本, 😀) over 1:%d-1:%d", it, *it.Range, start, cursor.char)
+				it.Range.End.Line != 1 || it.Range.End.Character != cursor.Character {
+				t.Fatalf("item = %+v range %+v, want insertText foo(日本, 😀) over 1:%d-1:%d", it, *it.Range, start, cursor.Character)
 			}
 			if it.Command == nil || it.Command.Command != lspside.CommandAccept || len(it.Command.Arguments) != 1 {
 				t.Fatalf("command = %+v", it.Command)
 			}
 			// The editor applies the item, then runs its command.
-			e.change(uri, 2, rangeChange(pos{1, start}, pos{1, cursor.char}, it.InsertText))
-			e.mustCall("workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil)
+			e.ChangeAt(uri, 2, fakeeditor.Replace(fakeeditor.At(1, start), fakeeditor.At(1, cursor.Character), it.InsertText))
+			e.MustCall("workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil)
 			id := it.Command.Arguments[0].(string)
 			e.waitAgent("nes/accept", func(m testagent.Message) bool {
 				return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"`+id+`"`)
@@ -204,7 +205,7 @@ func rpcCode(err error) int {
 func TestLifecycleErrorsAndExitCodes(t *testing.T) {
 	t.Run("request before initialize", func(t *testing.T) {
 		e := newEditor(t, harnessOpts{})
-		_, err := e.inline("file:///x", pos{0, 0})
+		_, err := e.Inline("file:///x", fakeeditor.At(0, 0))
 		if rpcCode(err) != -32002 {
 			t.Errorf("got %v, want -32002 ServerNotInitialized", err)
 		}
@@ -212,13 +213,13 @@ func TestLifecycleErrorsAndExitCodes(t *testing.T) {
 	t.Run("exit after shutdown is 0", func(t *testing.T) {
 		e := newEditor(t, harnessOpts{})
 		e.initialize()
-		e.waitReady() // a NES session to close (one still starting is cancelled instead)
-		e.mustCall("shutdown", nil, nil)
-		e.mustCall("shutdown", nil, nil) // a second shutdown is answered too
-		if _, err := e.inline("file:///x", pos{0, 0}); rpcCode(err) != -32600 {
+		e.WaitReady() // a NES session to close (one still starting is cancelled instead)
+		e.MustCall("shutdown", nil, nil)
+		e.MustCall("shutdown", nil, nil) // a second shutdown is answered too
+		if _, err := e.Inline("file:///x", fakeeditor.At(0, 0)); rpcCode(err) != -32600 {
 			t.Errorf("request after shutdown: %v, want -32600", err)
 		}
-		e.notify("exit", nil)
+		e.Notify("exit", nil)
 		if code := <-e.exit; code != 0 {
 			t.Errorf("exit code %d, want 0", code)
 		}
@@ -228,7 +229,7 @@ func TestLifecycleErrorsAndExitCodes(t *testing.T) {
 	t.Run("exit without shutdown is 1", func(t *testing.T) {
 		e := newEditor(t, harnessOpts{})
 		e.initialize()
-		e.notify("exit", nil)
+		e.Notify("exit", nil)
 		if code := <-e.exit; code != 1 {
 			t.Errorf("exit code %d, want 1", code)
 		}
@@ -239,87 +240,46 @@ func TestLifecycleErrorsAndExitCodes(t *testing.T) {
 func TestReadyAgentIsLogged(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-32", Sync: "full"}})
 	e.initialize()
-	waitFor(t, "window/logMessage about the ready agent", func() bool {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		for _, m := range e.logged {
-			if m == "acp-lsp-bridge: acp-test-agent is ready (positions utf-32, document sync full)." {
-				return true
-			}
-		}
-		return false
-	})
+	e.Await(fakeeditor.LoggedMessage("acp-lsp-bridge: acp-test-agent is ready (positions utf-32, document sync full)."))
 }
 
 func TestNoAgentSaysSoAndKeepsServing(t *testing.T) {
 	e := newEditor(t, harnessOpts{noAgent: true})
 	e.initialize()
-	e.open("file:///a.go", "x")
-	items, err := e.inline("file:///a.go", pos{0, 1})
+	e.Open("file:///a.go", "x")
+	items, err := e.Inline("file:///a.go", fakeeditor.At(0, 1))
 	if err != nil || len(items) != 0 {
 		t.Fatalf("items %v err %v, want an empty result", items, err)
 	}
-	waitFor(t, "a message about the missing agent", func() bool {
-		for _, m := range e.shownMessages() {
-			if strings.Contains(m, "no agent is configured") {
-				return true
-			}
-		}
-		return false
-	})
+	e.Await(fakeeditor.ShownMessage("no agent is configured"))
 }
 
 func TestAgentWithoutNESSaysSoAndKeepsServing(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{NoNES: true}})
 	e.initialize()
-	e.open("file:///a.go", "x")
-	items, err := e.inline("file:///a.go", pos{0, 1})
+	e.Open("file:///a.go", "x")
+	items, err := e.Inline("file:///a.go", fakeeditor.At(0, 1))
 	if err != nil || len(items) != 0 {
 		t.Fatalf("items %v err %v, want an empty result", items, err)
 	}
-	waitFor(t, "a message about NES", func() bool {
-		for _, m := range e.shownMessages() {
-			if strings.Contains(m, "does not offer Next Edit Suggestions") {
-				return true
-			}
-		}
-		return false
-	})
-	if n := len(e.shownMessages()); n != 1 {
-		t.Errorf("%d messages shown, want one: %q", n, e.shownMessages())
+	e.Await(fakeeditor.ShownMessage("does not offer Next Edit Suggestions"))
+	if n := len(e.Record().Messages); n != 1 {
+		t.Errorf("%d messages shown, want one: %q", n, e.Record().Messages)
 	}
 }
 
 func TestAgentRefusingNESStartSaysSoAndKeepsServing(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{StartError: acp.NewMethodNotFound("nes/start")}})
 	e.initialize()
-	e.open("file:///a.go", "x")
-	items, err := e.inline("file:///a.go", pos{0, 1})
+	e.Open("file:///a.go", "x")
+	items, err := e.Inline("file:///a.go", fakeeditor.At(0, 1))
 	if err != nil || len(items) != 0 {
 		t.Fatalf("items %v err %v, want an empty result", items, err)
 	}
-	waitFor(t, "a message about nes/start", func() bool {
-		for _, m := range e.shownMessages() {
-			if strings.Contains(m, "refused to start a Next Edit Suggestions session") && strings.Contains(m, "-32601") {
-				return true
-			}
-		}
-		return false
-	})
+	e.Await(fakeeditor.ShownMessage("refused to start a Next Edit Suggestions session"), fakeeditor.ShownMessage("-32601"))
 	for _, m := range e.agent.Received() {
 		if strings.HasPrefix(m.Method, "document/") || m.Method == "nes/suggest" {
 			t.Errorf("the agent got %s after refusing nes/start", m.Method)
 		}
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

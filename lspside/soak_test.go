@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"math/rand"
 	"testing"
 	"time"
@@ -27,14 +29,14 @@ func TestSoak(t *testing.T) {
 		cfg:      lspside.Config{RestartDelays: []time.Duration{time.Millisecond}, RestartLimit: 1 << 20},
 	})
 	e.initialize("utf-16")
-	e.waitReady()
+	e.WaitReady()
 	uris := []string{"file:///work/project/s0.go", "file:///work/project/s1.go", "file:///work/project/s2.go", "file:///work/project/s3.go"}
 	texts := make([]string, len(uris))
 	versions := make([]int, len(uris))
 	for i, u := range uris {
 		texts[i] = "package s // é\nhel\n"
 		versions[i] = 1
-		e.open(u, texts[i])
+		e.Open(u, texts[i])
 	}
 	pieces := []string{"a", "é", "😀", "\n", "hel", " x := 1\n", "日本"}
 	heap := testutil.LiveHeap
@@ -62,13 +64,13 @@ func TestSoak(t *testing.T) {
 			t.Fatalf("edit %d: %v", n, err)
 		}
 		versions[d]++
-		e.change(uris[d], versions[d], rangeChange(pos{r.Start.Line, r.Start.Character}, pos{r.End.Line, r.End.Character}, text))
+		e.ChangeAt(uris[d], versions[d], fakeeditor.Replace(fakeeditor.At(r.Start.Line, r.Start.Character), fakeeditor.At(r.End.Line, r.End.Character), text))
 		texts[d] = texts[d][:a] + text + texts[d][b:]
 		if n%every == 0 {
 			m := encoding.NewMapper(texts[d])
 			line := rng.Intn(m.LineCount())
 			p, _ := m.OffsetPosition(m.LineStart(line), encoding.UTF16)
-			items, err := e.inline(uris[d], pos{p.Line, p.Character})
+			items, err := e.Inline(uris[d], fakeeditor.At(p.Line, p.Character))
 			if err != nil {
 				t.Fatalf("request %d: %v", requests, err)
 			}

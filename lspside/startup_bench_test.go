@@ -47,7 +47,7 @@ func startupLatencies(b *testing.B, delay time.Duration) []time.Duration {
 		e := newEditor(b, harnessOpts{quietLog: true, agentCfg: testagent.Config{Encoding: "utf-16", StartDelay: delay}})
 		b.StartTimer()
 		t0 := time.Now()
-		e.mustCall("initialize", params, nil)
+		e.MustCall("initialize", params, nil)
 		lat = append(lat, time.Since(t0))
 		b.StopTimer()
 		// The editor leaves: the bridge ends, and with it the agent, started or not.

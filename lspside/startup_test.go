@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"slices"
 	"strings"
 	"testing"
@@ -32,31 +34,31 @@ func TestRequestsBeforeTheAgentIsReadyAnswerEmptyAtOnce(t *testing.T) {
 	// No inlineCompletion capability: the completion surface is on as well.
 	e.initialize("utf-16")
 	e.waitAgent("initialize", method(acp.AgentMethodInitialize)) // it is starting
-	e.open(u, "hel\n")
+	e.Open(u, "hel\n")
 
-	items, err := e.inline(u, pos{0, 3})
+	items, err := e.Inline(u, fakeeditor.At(0, 3))
 	if err != nil || items == nil || len(items) != 0 {
 		t.Fatalf("inline completion while the agent starts: items %+v, err %v; want an empty list", items, err)
 	}
-	actions, err := e.codeActions(u, 0, nil)
+	actions, err := e.CodeActions(u, lineStart(0))
 	if err != nil || actions == nil || len(actions) != 0 {
 		t.Fatalf("code actions while the agent starts: %+v, err %v; want []", actions, err)
 	}
 	var completion struct {
 		Items []any `json:"items"`
 	}
-	if err := e.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": u}, "position": at(0, 3)}, &completion); err != nil || completion.Items == nil || len(completion.Items) != 0 {
+	if err := e.Call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": u}, "position": fakeeditor.At(0, 3)}, &completion); err != nil || completion.Items == nil || len(completion.Items) != 0 {
 		t.Fatalf("completion while the agent starts: %+v, err %v; want no items", completion, err)
 	}
 	var inlineEdit struct {
 		Edits []any `json:"edits"`
 	}
-	if err := e.call("textDocument/copilotInlineEdit", map[string]any{"textDocument": map[string]any{"uri": u, "version": 1}, "position": at(0, 3)}, &inlineEdit); err != nil || inlineEdit.Edits == nil || len(inlineEdit.Edits) != 0 {
+	if err := e.Call("textDocument/copilotInlineEdit", map[string]any{"textDocument": map[string]any{"uri": u, "version": 1}, "position": fakeeditor.At(0, 3)}, &inlineEdit); err != nil || inlineEdit.Edits == nil || len(inlineEdit.Edits) != 0 {
 		t.Fatalf("copilotInlineEdit while the agent starts: %+v, err %v; want no edits", inlineEdit, err)
 	}
 	// Asked by hand, the user is told why there is nothing.
-	e.mustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": at(0, 3)}}}, nil)
-	e.waitMessage("the agent is still starting")
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": fakeeditor.At(0, 3)}}}, nil)
+	e.WaitMessage("the agent is still starting")
 
 	if got := methods(e.agent.Received()); !slices.Equal(got, []string{acp.AgentMethodInitialize}) {
 		t.Fatalf("while starting the agent received %v, want only initialize", got)
@@ -71,8 +73,8 @@ func TestRequestsBeforeTheAgentIsReadyAnswerEmptyAtOnce(t *testing.T) {
 
 	close(gate)
 	released = true
-	e.waitReady()
-	items, err = e.inline(u, pos{0, 3})
+	e.WaitReady()
+	items, err = e.Inline(u, fakeeditor.At(0, 3))
 	if err != nil || len(items) != 1 || items[0].InsertText != "hello" {
 		t.Fatalf("once the agent is ready: items %+v, err %v", items, err)
 	}

@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +23,8 @@ func TestAgentIsRestartedWithTheEditorsText(t *testing.T) {
 		cfg:      lspside.Config{RestartDelays: []time.Duration{300 * time.Millisecond}, SuggestTimeout: time.Minute},
 	})
 	e.initialize("utf-16")
-	e.open(a, "hel\n")
-	e.open(b, "bé\n")
+	e.Open(a, "hel\n")
+	e.Open(b, "bé\n")
 	e.waitMirror(b, "bé\n")
 	first := e.theAgent()
 
@@ -30,13 +32,13 @@ func TestAgentIsRestartedWithTheEditorsText(t *testing.T) {
 	kill := e.kill
 	e.mu.Unlock()
 	kill()
-	e.waitMessage("acp-test-agent exited")
+	e.WaitMessage("acp-test-agent exited")
 	// The outage: the editor keeps editing, and a request does not wait (a minute's timeout).
-	e.change(a, 2, rangeChange(pos{0, 0}, pos{0, 0}, "// ünï\n"))
-	if items, err := e.inline(a, pos{1, 3}); err != nil || len(items) != 0 {
+	e.ChangeAt(a, 2, fakeeditor.Replace(fakeeditor.At(0, 0), fakeeditor.At(0, 0), "// ünï\n"))
+	if items, err := e.Inline(a, fakeeditor.At(1, 3)); err != nil || len(items) != 0 {
 		t.Fatalf("during the outage: %+v, %v", items, err)
 	}
-	e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": b}})
+	e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": b}})
 
 	deadline := time.Now().Add(10 * time.Second)
 	for e.theAgent() == first && time.Now().Before(deadline) {
@@ -54,10 +56,10 @@ func TestAgentIsRestartedWithTheEditorsText(t *testing.T) {
 		t.Errorf("the restarted agent received %v", got)
 	}
 	// Later edits reach it as changes, and it suggests again.
-	e.change(a, 3, rangeChange(pos{1, 3}, pos{1, 3}, " "))
-	e.change(a, 4, rangeChange(pos{1, 3}, pos{1, 4}, ""))
+	e.ChangeAt(a, 3, fakeeditor.Replace(fakeeditor.At(1, 3), fakeeditor.At(1, 3), " "))
+	e.ChangeAt(a, 4, fakeeditor.Replace(fakeeditor.At(1, 3), fakeeditor.At(1, 4), ""))
 	e.waitMirror(a, "// ünï\nhel\n")
-	items, err := e.inline(a, pos{1, 3})
+	items, err := e.Inline(a, fakeeditor.At(1, 3))
 	if err != nil || len(items) != 1 || items[0].InsertText != "hello" {
 		t.Fatalf("after the restart: %+v, %v", items, err)
 	}
@@ -72,7 +74,7 @@ func TestAgentThatKeepsExitingGivesUpThenRestartsByHand(t *testing.T) {
 		cfg:      lspside.Config{RestartDelays: []time.Duration{10 * time.Millisecond}, RestartLimit: 2},
 	})
 	e.initialize("utf-16")
-	e.open(a, "x\n")
+	e.Open(a, "x\n")
 	for i := 0; i < 3; i++ {
 		e.waitMirror(a, "x\n")
 		e.mu.Lock()
@@ -92,8 +94,8 @@ func TestAgentThatKeepsExitingGivesUpThenRestartsByHand(t *testing.T) {
 			}
 		}
 	}
-	e.waitMessage("exited 3 times in 3m0s")
-	e.waitMessage("run the command acp-lsp-bridge.restart to try again")
+	e.WaitMessage("exited 3 times in 3m0s")
+	e.WaitMessage("run the command acp-lsp-bridge.restart to try again")
 	time.Sleep(100 * time.Millisecond)
 	e.mu.Lock()
 	starts := e.starts
@@ -101,15 +103,15 @@ func TestAgentThatKeepsExitingGivesUpThenRestartsByHand(t *testing.T) {
 	if starts != 3 {
 		t.Fatalf("%d starts after giving up, want 3 (the first and two restarts)", starts)
 	}
-	if items, err := e.inline(a, pos{0, 1}); err != nil || len(items) != 0 {
+	if items, err := e.Inline(a, fakeeditor.At(0, 1)); err != nil || len(items) != 0 {
 		t.Fatalf("with no agent: %+v, %v", items, err)
 	}
-	e.mustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.restart"}, nil)
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.restart"}, nil)
 	e.waitMirror(a, "x\n")
-	for _, m := range e.shownMessages() {
+	for _, m := range e.Record().Messages {
 		if strings.Contains(m, "restarting the agent") {
 			return
 		}
 	}
-	t.Errorf("messages %q: want one saying the agent restarts", e.shownMessages())
+	t.Errorf("messages %q: want one saying the agent restarts", e.Record().Messages)
 }

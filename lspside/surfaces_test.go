@@ -1,10 +1,12 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -33,98 +35,25 @@ func workspace(t *testing.T, files map[string]string) (string, string) {
 	return string(uri.File(dir)), dir
 }
 
-func at(line, char int) map[string]any { return map[string]any{"line": line, "character": char} }
-
 func editSug(id, u string, l1, c1, l2, c2 int, text string) map[string]any {
 	return map[string]any{"kind": "edit", "id": id, "uri": u, "edits": []any{
-		map[string]any{"range": map[string]any{"start": at(l1, c1), "end": at(l2, c2)}, "newText": text},
+		map[string]any{"range": map[string]any{"start": fakeeditor.At(l1, c1), "end": fakeeditor.At(l2, c2)}, "newText": text},
 	}}
 }
 
-type codeAction struct {
-	Title string `json:"title"`
-	Kind  string `json:"kind"`
-	Edit  *struct {
-		Changes         map[string][]textEdit `json:"changes"`
-		DocumentChanges []struct {
-			TextDocument struct {
-				URI     string `json:"uri"`
-				Version *int   `json:"version"`
-			} `json:"textDocument"`
-			Edits []textEdit `json:"edits"`
-		} `json:"documentChanges"`
-	} `json:"edit"`
-	Command *struct {
-		Command   string `json:"command"`
-		Arguments []any  `json:"arguments"`
-	} `json:"command"`
-}
-
-type textEdit struct {
-	Range struct {
-		Start lspPosition `json:"start"`
-		End   lspPosition `json:"end"`
-	} `json:"range"`
-	NewText string `json:"newText"`
-}
-
-// applyEdits applies LSP text edits (utf-16 positions, ASCII-safe helper for the tests' texts).
-func applyEdits(t *testing.T, text string, edits []textEdit) string {
+// applyEdits applies LSP text edits in utf-16, as the tests' editors do.
+func applyEdits(t *testing.T, text string, edits []fakeeditor.TextEdit) string {
 	t.Helper()
-	type span struct {
-		s, e int
-		text string
+	out, err := fakeeditor.ApplyEdits(text, edits, encoding.UTF16)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var spans []span
-	for _, e := range edits {
-		spans = append(spans, span{offset16(text, e.Range.Start), offset16(text, e.Range.End), e.NewText})
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].s > spans[j].s })
-	for _, sp := range spans {
-		text = text[:sp.s] + sp.text + text[sp.e:]
-	}
-	return text
+	return out
 }
 
-// offset16 converts a utf-16 position to a byte offset (lines end at \n).
-func offset16(text string, p lspPosition) int {
-	off := 0
-	for i := 0; i < p.Line; i++ {
-		off += strings.IndexByte(text[off:], '\n') + 1
-	}
-	u := 0
-	for i, r := range text[off:] {
-		if u >= p.Character || r == '\n' {
-			return off + i
-		}
-		u++
-		if r >= 0x10000 {
-			u++
-		}
-	}
-	return len(text)
-}
-
-func (e *editor) codeActions(u string, line int, diags []any) ([]codeAction, error) {
-	var actions []codeAction
-	ctx := map[string]any{"diagnostics": []any{}}
-	if diags != nil {
-		ctx["diagnostics"] = diags
-	}
-	err := e.call("textDocument/codeAction", map[string]any{
-		"textDocument": map[string]any{"uri": u},
-		"range":        map[string]any{"start": at(line, 0), "end": at(line, 0)},
-		"context":      ctx,
-	}, &actions)
-	return actions, err
-}
-
-func (e *editor) run(cmd *struct {
-	Command   string `json:"command"`
-	Arguments []any  `json:"arguments"`
-}) {
-	e.t.Helper()
-	e.mustCall("workspace/executeCommand", map[string]any{"command": cmd.Command, "arguments": cmd.Arguments}, nil)
+// lineStart is the empty range at the start of line.
+func lineStart(line int) fakeeditor.Range {
+	return fakeeditor.Span(fakeeditor.At(line, 0), fakeeditor.At(line, 0))
 }
 
 func TestCodeActionsForEveryKind(t *testing.T) {
@@ -142,12 +71,12 @@ func TestCodeActionsForEveryKind(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-32", Suggest: sc.suggest}})
 	e.root = root
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(mainURI, mainText)
+	e.WaitReady()
+	e.Open(mainURI, mainText)
 
-	ch := make(chan []codeAction, 1)
+	ch := make(chan []fakeeditor.CodeAction, 1)
 	go func() {
-		a, err := e.codeActions(mainURI, 3, nil)
+		a, err := e.CodeActions(mainURI, lineStart(3))
 		if err != nil {
 			t.Error(err)
 		}
@@ -160,20 +89,20 @@ func TestCodeActionsForEveryKind(t *testing.T) {
 	// utf-32: line 3 is "\ttotal := add(1, 2) + len(\"𐐀日本\")": its end is column 33.
 	endOfSum := strings.Index(otherText, "a + b") + len("a + b") - strings.Index(otherText, "func add")
 	otherEdit := editSug("e2", otherURI, 2, endOfSum, 2, endOfSum, " + 0")
-	otherEdit["cursorPosition"] = at(2, endOfSum+4)
+	otherEdit["cursorPosition"] = fakeeditor.At(2, endOfSum+4)
 	isRegex := true
 	sc.answers <- map[string]any{"suggestions": []any{
 		editSug("e1", mainURI, 3, 33, 3, 33, " * 2"),
 		otherEdit,
-		map[string]any{"kind": "jump", "id": "j1", "uri": otherURI, "position": at(2, 5)},
-		map[string]any{"kind": "rename", "id": "r1", "uri": mainURI, "position": at(3, 3), "newName": "sum"},
+		map[string]any{"kind": "jump", "id": "j1", "uri": otherURI, "position": fakeeditor.At(2, 5)},
+		map[string]any{"kind": "rename", "id": "r1", "uri": mainURI, "position": fakeeditor.At(3, 3), "newName": "sum"},
 		map[string]any{"kind": "searchAndReplace", "id": "s1", "uri": mainURI, "search": "fmt", "replace": "log"},
 		map[string]any{"kind": "searchAndReplace", "id": "s2", "uri": root + "/sub", "search": `old_(\w+)`, "replace": "new_$1", "isRegex": isRegex},
 		map[string]any{"kind": "searchAndReplace", "id": "o1", "uri": outside + "/y.txt", "search": "old", "replace": "new"},
 		map[string]any{"kind": "searchAndReplace", "id": "o2", "uri": root + "/../" + filepath.Base(filepath.Dir(dir)), "search": "old", "replace": "new"},
 	}}
 	actions := <-ch
-	byTitle := map[string]codeAction{}
+	byTitle := map[string]fakeeditor.CodeAction{}
 	var titles []string
 	for _, a := range actions {
 		byTitle[a.Title] = a
@@ -219,17 +148,15 @@ func TestCodeActionsForEveryKind(t *testing.T) {
 	check(want[5], string(uri.File(filepath.Join(dir, "sub", "x.txt"))), "old_name here\nold_name there\n", "new_name here\nnew_name there\n")
 
 	// Accepting the jump and the other-file edit takes the cursor there.
-	e.run(byTitle[want[2]].Command)
-	e.run(byTitle[want[1]].Command)
+	e.Execute(*byTitle[want[2]].Command)
+	e.Execute(*byTitle[want[1]].Command)
 	e.waitAgent("nes/accept j1", func(m testagent.Message) bool {
 		return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"j1"`)
 	})
 	e.waitAgent("nes/accept e2", func(m testagent.Message) bool {
 		return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"e2"`)
 	})
-	e.mu.Lock()
-	shown := append([]json.RawMessage(nil), e.shown...)
-	e.mu.Unlock()
+	shown := e.Record().Shown
 	wantShown := []string{
 		`{"uri":"` + otherURI + `","takeFocus":true,"selection":{"start":{"line":2,"character":5},"end":{"line":2,"character":5}}}`,
 		`{"uri":"` + otherURI + `","takeFocus":true,"selection":{"start":{"line":2,"character":41},"end":{"line":2,"character":41}}}`,
@@ -238,7 +165,7 @@ func TestCodeActionsForEveryKind(t *testing.T) {
 		t.Errorf("window/showDocument:\n got %s\nwant %s", shown, wantShown)
 	}
 	// The rest end once each when the document moves on; then nothing is live.
-	e.change(mainURI, 2, rangeChange(pos{0, 0}, pos{0, 0}, "// x\n"))
+	e.ChangeAt(mainURI, 2, fakeeditor.Replace(fakeeditor.At(0, 0), fakeeditor.At(0, 0), "// x\n"))
 	for _, id := range []string{"e1", "r1", "s1", "s2"} {
 		e.waitAgent("nes/reject "+id, rejectOf(id, acp.UnstableNesRejectReasonIgnored))
 	}
@@ -251,11 +178,11 @@ func TestCodeActionsUseDocumentChangesWhenSupported(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
 	e.root = root
 	e.initializeWith(map[string]any{"workspace": map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}}})
-	e.waitReady()
+	e.WaitReady()
 	mainURI := root + "/main.go"
-	e.open(mainURI, "a\n")
-	ch := make(chan []codeAction, 1)
-	go func() { a, _ := e.codeActions(mainURI, 0, nil); ch <- a }()
+	e.Open(mainURI, "a\n")
+	ch := make(chan []fakeeditor.CodeAction, 1)
+	go func() { a, _ := e.CodeActions(mainURI, lineStart(0)); ch <- a }()
 	sc.nextCall(t)
 	sc.answers <- map[string]any{"suggestions": []any{editSug("e1", mainURI, 0, 1, 0, 1, "b"), editSug("e2", root+"/other.go", 0, 0, 0, 1, "y")}}
 	actions := <-ch
@@ -287,13 +214,13 @@ func TestCodeActionWithDiagnostics(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", ContextDiagnostics: true, Suggest: sc.suggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(u, "x := 𐐀 + y\n")
-	ch := make(chan []codeAction, 1)
+	e.WaitReady()
+	e.Open(u, "x := 𐐀 + y\n")
+	ch := make(chan []fakeeditor.CodeAction, 1)
 	go func() {
-		a, _ := e.codeActions(u, 0, []any{map[string]any{
-			"range": map[string]any{"start": at(0, 10), "end": at(0, 11)}, "severity": 1, "message": "undefined: y",
-		}})
+		a, _ := e.CodeActions(u, lineStart(0), map[string]any{
+			"range": map[string]any{"start": fakeeditor.At(0, 10), "end": fakeeditor.At(0, 11)}, "severity": 1, "message": "undefined: y",
+		})
 		ch <- a
 	}()
 	call := sc.nextCall(t)
@@ -317,14 +244,14 @@ func TestCopilotInlineEdit(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", Suggest: sc.suggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(u, "a := 1\n\n// 𐐀 far below\nb := old\n")
+	e.WaitReady()
+	e.Open(u, "a := 1\n\n// 𐐀 far below\nb := old\n")
 	type result struct {
 		Edits []struct {
 			Text  string `json:"text"`
 			Range struct {
-				Start lspPosition `json:"start"`
-				End   lspPosition `json:"end"`
+				Start fakeeditor.Pos `json:"start"`
+				End   fakeeditor.Pos `json:"end"`
 			} `json:"range"`
 			TextDocument struct {
 				URI     string          `json:"uri"`
@@ -339,8 +266,8 @@ func TestCopilotInlineEdit(t *testing.T) {
 	var res result
 	done := make(chan error, 1)
 	go func() {
-		done <- e.call("textDocument/copilotInlineEdit", map[string]any{
-			"textDocument": map[string]any{"uri": u, "version": 1}, "position": at(0, 6),
+		done <- e.Call("textDocument/copilotInlineEdit", map[string]any{
+			"textDocument": map[string]any{"uri": u, "version": 1}, "position": fakeeditor.At(0, 6),
 		}, &res)
 	}()
 	sc.nextCall(t)
@@ -361,12 +288,12 @@ func TestCopilotInlineEdit(t *testing.T) {
 	}
 	// A request for a version the bridge does not have answers nothing, without asking the agent.
 	var stale result
-	if err := e.call("textDocument/copilotInlineEdit", map[string]any{
-		"textDocument": map[string]any{"uri": u, "version": 7}, "position": at(0, 0),
+	if err := e.Call("textDocument/copilotInlineEdit", map[string]any{
+		"textDocument": map[string]any{"uri": u, "version": 7}, "position": fakeeditor.At(0, 0),
 	}, &stale); err != nil || len(stale.Edits) != 0 {
 		t.Errorf("stale version: %+v %v", stale, err)
 	}
-	e.mustCall("workspace/executeCommand", map[string]any{"command": ed.Command.Command, "arguments": ed.Command.Arguments}, nil)
+	e.MustCall("workspace/executeCommand", map[string]any{"command": ed.Command.Command, "arguments": ed.Command.Arguments}, nil)
 	e.waitAgent("nes/accept far", func(m testagent.Message) bool {
 		return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"far"`)
 	})
@@ -377,11 +304,11 @@ func TestCopilotDidFocusIsForwarded(t *testing.T) {
 	for _, wants := range []bool{true, false} {
 		e := newEditor(t, harnessOpts{agentCfg: testagent.Config{DidFocus: wants}})
 		e.initialize()
-		e.open(u, "x\n")
+		e.Open(u, "x\n")
 		e.waitAgent("didOpen", method("document/didOpen"))
-		e.notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": u}})
-		e.notify("textDocument/didShowInlineEdit", map[string]any{"item": map[string]any{"text": "x"}})
-		e.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": u}})
+		e.Notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": u}})
+		e.Notify("textDocument/didShowInlineEdit", map[string]any{"item": map[string]any{"text": "x"}})
+		e.Notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": u}})
 		e.waitAgent("didSave", method("document/didSave"))
 		var got []string
 		for _, m := range e.agent.Received() {
@@ -403,13 +330,13 @@ func TestCompletionItems(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16") // no inlineCompletion capability: completion items are on
-	e.waitReady()
-	e.open(u, "x := fo\ny := 1\n")
+	e.WaitReady()
+	e.Open(u, "x := fo\ny := 1\n")
 	type item struct {
-		Label               string     `json:"label"`
-		FilterText          string     `json:"filterText"`
-		TextEdit            textEdit   `json:"textEdit"`
-		AdditionalTextEdits []textEdit `json:"additionalTextEdits"`
+		Label               string                `json:"label"`
+		FilterText          string                `json:"filterText"`
+		TextEdit            fakeeditor.TextEdit   `json:"textEdit"`
+		AdditionalTextEdits []fakeeditor.TextEdit `json:"additionalTextEdits"`
 		Command             struct {
 			Arguments []any `json:"arguments"`
 		} `json:"command"`
@@ -420,12 +347,12 @@ func TestCompletionItems(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- e.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": u}, "position": at(0, 7)}, &res)
+		done <- e.Call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": u}, "position": fakeeditor.At(0, 7)}, &res)
 	}()
 	sc.nextCall(t)
 	sc.answers <- map[string]any{"suggestions": []any{map[string]any{"kind": "edit", "id": "c1", "uri": u, "edits": []any{
-		map[string]any{"range": map[string]any{"start": at(0, 5), "end": at(0, 7)}, "newText": "foo()"},
-		map[string]any{"range": map[string]any{"start": at(1, 5), "end": at(1, 6)}, "newText": "foo()"},
+		map[string]any{"range": map[string]any{"start": fakeeditor.At(0, 5), "end": fakeeditor.At(0, 7)}, "newText": "foo()"},
+		map[string]any{"range": map[string]any{"start": fakeeditor.At(1, 5), "end": fakeeditor.At(1, 6)}, "newText": "foo()"},
 	}}}}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -435,7 +362,7 @@ func TestCompletionItems(t *testing.T) {
 	}
 	it := res.Items[0]
 	text := "x := fo\ny := 1\n"
-	got := applyEdits(t, text, append([]textEdit{it.TextEdit}, it.AdditionalTextEdits...))
+	got := applyEdits(t, text, append([]fakeeditor.TextEdit{it.TextEdit}, it.AdditionalTextEdits...))
 	if got != "x := foo()\ny := foo()\n" || it.FilterText != "fo" || it.Label != "foo()" || it.TextEdit.Range.Start.Line != 0 {
 		t.Errorf("item %+v applies to %q", it, got)
 	}
@@ -446,21 +373,21 @@ func TestRejectAndSuggestCommands(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(u, "abc\n")
+	e.WaitReady()
+	e.Open(u, "abc\n")
 	// Reject by id.
-	res := e.inlineAsync(u, pos{0, 3})
+	res := e.inlineAsync(u, fakeeditor.At(0, 3))
 	sc.nextCall(t)
 	sc.answers <- insertAt("x1", u, 0, 3, "d")
 	waitResult(t, res)
-	e.mustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.reject", "arguments": []any{"x1"}}, nil)
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.reject", "arguments": []any{"x1"}}, nil)
 	e.waitAgent("nes/reject x1 rejected", rejectOf("x1", acp.UnstableNesRejectReasonRejected))
 
 	// Manual suggest, answered Dismiss.
-	e.answer = "Dismiss"
+	e.setAnswer("Dismiss")
 	done := make(chan error, 1)
 	go func() {
-		done <- e.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": at(0, 3)}}}, nil)
+		done <- e.Call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": fakeeditor.At(0, 3)}}}, nil)
 	}()
 	call := sc.nextCall(t)
 	if call.req.TriggerKind != acp.UnstableNesTriggerKindManual {
@@ -478,7 +405,7 @@ func TestRejectAndSuggestCommands(t *testing.T) {
 	e.mu.Unlock()
 	go func() {
 		// LSP's TextDocumentPositionParams form, which Sublime's lsp_execute fills in.
-		done <- e.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"textDocument": map[string]any{"uri": u}, "position": at(0, 3)}}}, nil)
+		done <- e.Call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"textDocument": map[string]any{"uri": u}, "position": fakeeditor.At(0, 3)}}}, nil)
 	}()
 	sc.nextCall(t)
 	sc.answers <- insertAt("x3", u, 0, 3, "d")
@@ -488,16 +415,15 @@ func TestRejectAndSuggestCommands(t *testing.T) {
 	e.waitAgent("nes/accept x3", func(m testagent.Message) bool {
 		return m.Method == "nes/accept" && strings.Contains(string(m.Params), `"x3"`)
 	})
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.applied) != 1 || !strings.Contains(string(e.applied[0]), `"changes":{"`+u+`":[{"range":{"start":{"line":0,"character":3},"end":{"line":0,"character":3}},"newText":"d"}]}`) {
-		t.Errorf("workspace/applyEdit %s", e.applied)
+	rec := e.Record()
+	if len(rec.Applied) != 1 || !strings.Contains(string(rec.Applied[0]), `"changes":{"`+u+`":[{"range":{"start":{"line":0,"character":3},"end":{"line":0,"character":3}},"newText":"d"}]}`) {
+		t.Errorf("workspace/applyEdit %s", rec.Applied)
 	}
-	if len(e.questions) != 2 || !strings.Contains(e.questions[0], "insert `d`") {
-		t.Errorf("questions %q", e.questions)
+	if len(rec.Questions) != 2 || !strings.Contains(rec.Questions[0], "insert `d`") {
+		t.Errorf("questions %q", rec.Questions)
 	}
-	if len(e.shown) != 2 {
-		t.Errorf("window/showDocument %s, want one per manual suggestion", e.shown)
+	if len(rec.Shown) != 2 {
+		t.Errorf("window/showDocument %s, want one per manual suggestion", rec.Shown)
 	}
 }
 
@@ -507,28 +433,28 @@ func TestLateApplyDoesNotApplyAStaleSuggestion(t *testing.T) {
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(u, "abc\n")
+	e.WaitReady()
+	e.Open(u, "abc\n")
 	e.mu.Lock()
 	e.answer, e.hold = "Apply", make(chan struct{})
 	e.mu.Unlock()
 	done := make(chan error, 1)
 	go func() {
-		done <- e.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": at(0, 3)}}}, nil)
+		done <- e.Call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.suggest", "arguments": []any{map[string]any{"uri": u, "position": fakeeditor.At(0, 3)}}}, nil)
 	}()
 	sc.nextCall(t)
 	sc.answers <- insertAt("late", u, 0, 3, "d")
-	waitFor(t, "the question", func() bool { e.mu.Lock(); defer e.mu.Unlock(); return len(e.questions) == 1 })
-	e.change(u, 2, rangeChange(pos{0, 0}, pos{0, 0}, "x")) // the user types while the question is open
+	e.Await(fakeeditor.Questions(1))
+	e.ChangeAt(u, 2, fakeeditor.Replace(fakeeditor.At(0, 0), fakeeditor.At(0, 0), "x")) // the user types while the question is open
 	e.waitAgent("nes/reject late", rejectOf("late", acp.UnstableNesRejectReasonIgnored))
+	e.mu.Lock()
 	close(e.hold)
+	e.mu.Unlock()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.applied) != 0 {
-		t.Errorf("a stale suggestion was applied: %s", e.applied)
+	if applied := e.Record().Applied; len(applied) != 0 {
+		t.Errorf("a stale suggestion was applied: %s", applied)
 	}
 	checkEndedOnce(t, e, "late")
 }
@@ -542,18 +468,18 @@ func TestOpenDocumentOutsideTheWorkspaceIsRefused(t *testing.T) {
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
 	e.root = root
 	e.initialize()
-	e.waitReady()
+	e.WaitReady()
 	mainURI, secretURI := root+"/main.go", outside+"/secret.txt"
-	e.open(mainURI, "x\n")
-	e.open(secretURI, "secret\n")
-	ch := make(chan []codeAction, 1)
-	go func() { a, _ := e.codeActions(mainURI, 0, nil); ch <- a }()
+	e.Open(mainURI, "x\n")
+	e.Open(secretURI, "secret\n")
+	ch := make(chan []fakeeditor.CodeAction, 1)
+	go func() { a, _ := e.CodeActions(mainURI, lineStart(0)); ch <- a }()
 	sc.nextCall(t)
 	sc.answers <- map[string]any{"suggestions": []any{
 		map[string]any{"kind": "searchAndReplace", "id": "sar", "uri": secretURI, "search": "secret", "replace": "LEAKED"},
 		editSug("edit", secretURI, 0, 0, 0, 6, "LEAKED"),
-		map[string]any{"kind": "rename", "id": "ren", "uri": secretURI, "position": at(0, 1), "newName": "LEAKED"},
-		map[string]any{"kind": "jump", "id": "jmp", "uri": secretURI, "position": at(0, 1)},
+		map[string]any{"kind": "rename", "id": "ren", "uri": secretURI, "position": fakeeditor.At(0, 1), "newName": "LEAKED"},
+		map[string]any{"kind": "jump", "id": "jmp", "uri": secretURI, "position": fakeeditor.At(0, 1)},
 	}}
 	if actions := <-ch; len(actions) != 0 {
 		t.Errorf("actions for a file outside the workspace: %+v", actions)

@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
@@ -21,35 +23,35 @@ func TestDocumentTooLargeForTheAgent(t *testing.T) {
 				cfg:      lspside.Config{MaxMessageBytes: 64 << 10},
 			})
 			e.initialize("utf-16")
-			e.waitReady()
+			e.WaitReady()
 			big := "file:///work/project/big.log"
 			huge := strings.Repeat("hel\n", 20<<10) // 80 KiB
-			e.open(big, huge)
+			e.Open(big, huge)
 			// Fits by its length, not once written as JSON: every "<" takes six bytes.
 			escaped := "file:///work/project/markup.html"
-			e.open(escaped, "hel\n"+strings.Repeat("<", 30<<10))
+			e.Open(escaped, "hel\n"+strings.Repeat("<", 30<<10))
 			small := "file:///work/project/small.go"
-			e.open(small, "hel\n")
+			e.Open(small, "hel\n")
 			e.waitMirror(small, "hel\n")
-			e.waitText("window/logMessage", e.loggedMessages, big+" (0.1 MB) is too large to send to the agent")
-			e.waitText("window/logMessage", e.loggedMessages, escaped+" (0.0 MB) is too large")
+			e.Await(fakeeditor.LoggedMessage(big + " (0.1 MB) is too large to send to the agent"))
+			e.Await(fakeeditor.LoggedMessage(escaped + " (0.0 MB) is too large"))
 
 			for _, u := range []string{big, escaped} {
-				if items, err := e.inline(u, pos{0, 3}); err != nil || len(items) != 0 {
+				if items, err := e.Inline(u, fakeeditor.At(0, 3)); err != nil || len(items) != 0 {
 					t.Errorf("%s: items %v, err %v; want an empty answer", u, items, err)
 				}
-				e.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": u}, "position": lspPos(pos{0, 3})})
-				e.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": u}})
+				e.Notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": map[string]any{"uri": u}, "position": fakeeditor.At(0, 3)})
+				e.Notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": u}})
 			}
-			if items, err := e.inline(small, pos{0, 3}); err != nil || len(items) != 1 || items[0].InsertText != "hello" {
+			if items, err := e.Inline(small, fakeeditor.At(0, 3)); err != nil || len(items) != 1 || items[0].InsertText != "hello" {
 				t.Fatalf("small document: items %v, err %v; want hello", items, err)
 			}
-			e.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": escaped}})
+			e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": escaped}})
 
 			// Cut the large one down to a few lines: the agent gets it, with its current text.
-			e.change(big, 2, rangeChange(pos{3, 0}, pos{20 << 10, 0}, ""))
+			e.ChangeAt(big, 2, fakeeditor.Replace(fakeeditor.At(3, 0), fakeeditor.At(20<<10, 0), ""))
 			e.waitMirror(big, "hel\nhel\nhel\n")
-			if items, err := e.inline(big, pos{0, 3}); err != nil || len(items) != 1 {
+			if items, err := e.Inline(big, fakeeditor.At(0, 3)); err != nil || len(items) != 1 {
 				t.Fatalf("the document made small: items %v, err %v; want the suggestion", items, err)
 			}
 			for _, m := range e.theAgent().Received() {
@@ -60,16 +62,16 @@ func TestDocumentTooLargeForTheAgent(t *testing.T) {
 					t.Errorf("the agent got %s for the document before it had it", m.Method)
 				}
 			}
-			if n := strings.Count(strings.Join(e.loggedMessages(), "\n"), "too large"); n != 2 {
+			if n := strings.Count(strings.Join(e.Record().Logs, "\n"), "too large"); n != 2 {
 				t.Errorf("%d messages about documents too large, want one for each of the two", n)
 			}
 
 			// The small document grows past the limit. An incremental agent keeps it (each change
 			// is small); a full-sync agent would get the whole text with every change, so it is
 			// told to forget the document instead.
-			e.change(small, 2, rangeChange(pos{1, 0}, pos{1, 0}, huge))
-			e.change(small, 3, rangeChange(pos{0, 3}, pos{0, 3}, ""))
-			items, err := e.inline(small, pos{0, 3})
+			e.ChangeAt(small, 2, fakeeditor.Replace(fakeeditor.At(1, 0), fakeeditor.At(1, 0), huge))
+			e.ChangeAt(small, 3, fakeeditor.Replace(fakeeditor.At(0, 3), fakeeditor.At(0, 3), ""))
+			items, err := e.Inline(small, fakeeditor.At(0, 3))
 			if err != nil {
 				t.Fatal(err)
 			}

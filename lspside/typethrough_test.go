@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"context"
 	"fmt"
 	"strings"
@@ -39,14 +41,14 @@ func typingSession(t testing.TB, cfg lspside.Config) (shown []string, calls int6
 	}
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-8", Suggest: suggest}, cfg: cfg})
 	e.initialize("utf-16")
-	e.waitReady()
-	e.open(u, "func f() error {\n\t\n}\n")
+	e.WaitReady()
+	e.Open(u, "func f() error {\n\t\n}\n")
 	e.waitMirror(u, "func f() error {\n\t\n}\n")
 	col := 1
 	for i, r := range "return nil" {
-		e.change(u, 2+i, rangeChange(pos{1, col}, pos{1, col}, string(r)))
+		e.ChangeAt(u, 2+i, fakeeditor.Replace(fakeeditor.At(1, col), fakeeditor.At(1, col), string(r)))
 		col++
-		items, err := e.inline(u, pos{1, col})
+		items, err := e.Inline(u, fakeeditor.At(1, col))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +61,7 @@ func typingSession(t testing.TB, cfg lspside.Config) (shown []string, calls int6
 	return shown, n.Load()
 }
 
-func rangeString(it inlineItem) string {
+func rangeString(it fakeeditor.InlineItem) string {
 	if it.Range == nil {
 		return "?"
 	}

@@ -1,6 +1,8 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,12 +18,12 @@ import (
 func TestEditorThatNeverAnswersIsNotWaitedForForever(t *testing.T) {
 	root, dir := workspace(t, map[string]string{"disk.go": "old\n"})
 	sc := newScripted()
-	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}, cfg: lspside.Config{ClientWait: 200 * time.Millisecond}})
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}, cfg: lspside.Config{ClientWait: 200 * time.Millisecond},
+		silent: []string{"workspace/applyEdit", "window/showDocument"}})
 	e.root = root
-	e.silent = map[string]bool{"workspace/applyEdit": true, "window/showDocument": true}
 	e.initialize("utf-16")
 	u := root + "/disk.go"
-	e.open(u, "old\n")
+	e.Open(u, "old\n")
 	e.waitMirror(u, "old\n")
 	start := time.Now()
 	_, err := e.agentCall("fs/write_text_file", map[string]any{"sessionId": "test-session", "path": filepath.Join(dir, "disk.go"), "content": "new\n"})
@@ -29,16 +31,16 @@ func TestEditorThatNeverAnswersIsNotWaitedForForever(t *testing.T) {
 		t.Errorf("write through an editor that never answers: %v", err)
 	}
 	// A jump: accepting it asks for window/showDocument, which is never answered.
-	res := e.inlineAsync(u, pos{0, 1})
+	res := e.inlineAsync(u, fakeeditor.At(0, 1))
 	sc.nextCall(t)
 	sc.answers <- map[string]any{"suggestions": []any{map[string]any{"kind": "jump", "id": "j1", "uri": u, "position": map[string]any{"line": 0, "character": 2}}}}
 	waitResult(t, res)
-	e.mustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.accept", "arguments": []any{"j1"}}, nil)
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.accept", "arguments": []any{"j1"}}, nil)
 	e.waitAgent("nes/accept j1", method("nes/accept"))
 	if d := time.Since(start); d > 8*time.Second {
 		t.Errorf("took %s", d)
 	}
-	res = e.inlineAsync(u, pos{0, 0})
+	res = e.inlineAsync(u, fakeeditor.At(0, 0))
 	sc.nextCall(t)
 	sc.answers <- map[string]any{"suggestions": []any{}}
 	if r := waitResult(t, res); r.err != nil {
