@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,31 +9,6 @@ import (
 	"testing"
 	"time"
 )
-
-// waitMessage reads the editor's window/showMessage and window/logMessage texts until one contains
-// want, and returns the texts read.
-func (b *bridgeProc) waitMessage(want string) []string {
-	b.t.Helper()
-	var seen []string
-	deadline := time.After(15 * time.Second)
-	for {
-		select {
-		case msg := <-b.messages:
-			seen = append(seen, msg)
-			if strings.Contains(msg, want) {
-				return seen
-			}
-		case <-deadline:
-			b.t.Fatalf("no message containing %q; got %q", want, seen)
-		}
-	}
-}
-
-func (b *bridgeProc) setAnswer(f func(message string, titles []string) string) {
-	b.mu.Lock()
-	b.answer = f
-	b.mu.Unlock()
-}
 
 // TestBinarySignIn: an agent that requires authentication, through the real binary. The user is
 // asked with the agent's auth method while the editor keeps working (a request answers empty at
@@ -59,17 +35,9 @@ func TestBinarySignIn(t *testing.T) {
 		return "Sign in with Test"
 	})
 	root := "file://" + dir
-	if err := b.call("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{},
-		"initializationOptions": map[string]any{"agent": map[string]any{
-			"command": agent, "args": []string{"--auth", "--rules", rules, "--log", agentLog},
-		}},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("initialized", map[string]any{})
+	b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Options: agentOption(agent, "--auth", "--rules", rules, "--log", agentLog)})
 	uri := root + "/a.go"
-	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "hel\n"}})
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "hel\n"}})
 
 	var titles []string
 	select {
@@ -84,7 +52,7 @@ func TestBinarySignIn(t *testing.T) {
 		var res struct {
 			Items []any `json:"items"`
 		}
-		if err := b.call("textDocument/inlineCompletion", map[string]any{
+		if err := b.Call("textDocument/inlineCompletion", map[string]any{
 			"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": 3},
 		}, &res); err != nil {
 			t.Fatalf("inlineCompletion: %v", err)

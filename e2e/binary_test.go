@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"io"
 	"os"
 	"os/exec"
@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"go.lsp.dev/jsonrpc2"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 )
@@ -93,20 +91,27 @@ func preview(b []byte) string {
 	return string(b)
 }
 
+// agentOption is the initializationOptions that names the agent to run.
+func agentOption(command string, args ...string) map[string]any {
+	return map[string]any{"agent": map[string]any{"command": command, "args": args}}
+}
+
+// bridgeProc is the real binary, started as an editor starts its language server, with the fake
+// editor (internal/fakeeditor) on its stdio.
 type bridgeProc struct {
-	t        testing.TB
-	cmd      *exec.Cmd
-	conn     jsonrpc2.Conn
-	stdin    io.WriteCloser
-	stdout   *frameCheck
-	logFile  string
-	messages chan string
-	waited   chan error
+	*fakeeditor.Env
+	t       testing.TB
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *frameCheck
+	logFile string
+	waited  chan error
 
 	mu sync.Mutex
 	// answer, when set, answers window/showMessageRequest (it may block: the editor keeps working);
 	// without it the question is closed unanswered.
 	answer func(message string, titles []string) string
+	said   int // how many of the editor's messages waitMessage has read
 }
 
 func startBridge(t testing.TB, args ...string) *bridgeProc {
@@ -127,42 +132,19 @@ func startBridge(t testing.TB, args ...string) *bridgeProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b := &bridgeProc{t: t, cmd: cmd, stdin: stdin, stdout: &frameCheck{}, logFile: logFile, messages: make(chan string, 10), waited: make(chan error, 1)}
-	b.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(rwc{io.TeeReader(stdout, b.stdout), stdin}))
-	b.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		if req.Method() == "window/showMessageRequest" {
-			jsonrpc2.Async(ctx)
-			var p struct {
-				Message string `json:"message"`
-				Actions []struct {
-					Title string `json:"title"`
-				} `json:"actions"`
-			}
-			_ = json.Unmarshal(req.Params(), &p)
+	b := &bridgeProc{t: t, cmd: cmd, stdin: stdin, stdout: &frameCheck{}, logFile: logFile, waited: make(chan error, 1)}
+	ed := fakeeditor.Connect(io.TeeReader(stdout, b.stdout), stdin, fakeeditor.Options{
+		Answer: func(message string, titles []string) string {
 			b.mu.Lock()
 			answer := b.answer
 			b.mu.Unlock()
 			if answer == nil {
-				return nil, nil
+				return ""
 			}
-			titles := make([]string, len(p.Actions))
-			for i, a := range p.Actions {
-				titles[i] = a.Title
-			}
-			if t := answer(p.Message, titles); t != "" {
-				return map[string]any{"title": t}, nil
-			}
-			return nil, nil
-		}
-		if req.Method() == "window/showMessage" || req.Method() == "window/logMessage" {
-			var p struct {
-				Message string `json:"message"`
-			}
-			_ = json.Unmarshal(req.Params(), &p)
-			b.messages <- p.Message
-		}
-		return nil, nil
+			return answer(message, titles)
+		},
 	})
+	b.Env = fakeeditor.NewEnv(t, ed)
 	go func() { b.waited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = stdin.Close()
@@ -172,6 +154,7 @@ func startBridge(t testing.TB, args ...string) *bridgeProc {
 			_ = cmd.Process.Kill()
 			t.Error("the bridge did not exit after its stdin closed")
 		}
+		_ = ed.Close()
 		if t.Failed() {
 			log, _ := os.ReadFile(logFile)
 			t.Logf("bridge stderr:\n%s\nbridge log:\n%s", stderr.String(), log)
@@ -180,22 +163,30 @@ func startBridge(t testing.TB, args ...string) *bridgeProc {
 	return b
 }
 
-type rwc struct {
-	io.Reader
-	io.WriteCloser
-}
-
-func (b *bridgeProc) call(method string, params, result any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	_, err := b.conn.Call(ctx, method, params, result)
-	return err
-}
-
-func (b *bridgeProc) notify(method string, params any) {
-	if err := b.conn.Notify(context.Background(), method, params); err != nil {
-		b.t.Fatalf("%s: %v", method, err)
+// waitMessage waits for a window/showMessage or logMessage containing want among those that came
+// after the last one an earlier waitMessage read, and returns them up to that one.
+func (b *bridgeProc) waitMessage(want string) []string {
+	b.t.Helper()
+	b.mu.Lock()
+	from := b.said
+	b.mu.Unlock()
+	b.Await(fakeeditor.SaidAfter(from, want))
+	said := b.Record().Said[from:]
+	for i, m := range said {
+		if strings.Contains(m, want) {
+			b.mu.Lock()
+			b.said = from + i + 1
+			b.mu.Unlock()
+			return said[:i+1]
+		}
 	}
+	return nil // not reached: Await saw it
+}
+
+func (b *bridgeProc) setAnswer(f func(message string, titles []string) string) {
+	b.mu.Lock()
+	b.answer = f
+	b.mu.Unlock()
 }
 
 // exitCode waits for the process to end and returns its exit code.
@@ -297,82 +288,37 @@ func TestBinaryInlineCompletionRoundTrip(t *testing.T) {
 	}
 	b := startBridge(t)
 	root := "file://" + dir
-	var init struct {
-		Capabilities struct {
-			PositionEncoding string `json:"positionEncoding"`
-		} `json:"capabilities"`
-	}
-	if err := b.call("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": root,
-		"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-16"}}},
-		"initializationOptions": map[string]any{"agent": map[string]any{
-			"command": agent,
-			"args":    []string{"--encoding", "utf-32", "--rules", rules, "--log", agentLog},
-		}},
-	}, &init); err != nil {
-		t.Fatal(err)
-	}
+	init := b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Encodings: []string{"utf-16"}, Options: agentOption(agent, "--encoding", "utf-32", "--rules", rules, "--log", agentLog)})
 	if init.Capabilities.PositionEncoding != "utf-16" {
 		t.Fatalf("positionEncoding %q", init.Capabilities.PositionEncoding)
 	}
-	b.notify("initialized", map[string]any{})
 	uri := root + "/a%40b.go"
-	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-		"uri": uri, "languageId": "go", "version": 1, "text": "package p\n\tx := \"é\"; 𐐀 = f\n",
-	}})
+	b.Open(uri, "package p\n\tx := \"é\"; 𐐀 = f\n")
 	// Edits made before the agent is ready are folded into the didOpen it gets when it is: wait
 	// for that, so that the edit below reaches the agent as a didChange.
 	waitAgentLog(t, agentLog, "document/didOpen")
 	// Type the "o": the utf-16 column of the end of "\tx := \"é\"; 𐐀 = f" is 17 (𐐀 counts two).
-	b.notify("textDocument/didChange", map[string]any{
-		"textDocument": map[string]any{"uri": uri, "version": 2},
-		"contentChanges": []any{map[string]any{"range": map[string]any{
-			"start": map[string]any{"line": 1, "character": 17}, "end": map[string]any{"line": 1, "character": 17},
-		}, "text": "o"}},
-	})
-	var res struct {
-		Items []struct {
-			InsertText string `json:"insertText"`
-			Range      struct {
-				Start struct {
-					Line      int `json:"line"`
-					Character int `json:"character"`
-				} `json:"start"`
-				End struct {
-					Line      int `json:"line"`
-					Character int `json:"character"`
-				} `json:"end"`
-			} `json:"range"`
-			Command struct {
-				Command   string `json:"command"`
-				Arguments []any  `json:"arguments"`
-			} `json:"command"`
-		} `json:"items"`
-	}
-	if err := b.call("textDocument/inlineCompletion", map[string]any{
-		"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 1, "character": 18},
-		"context": map[string]any{"triggerKind": 2},
-	}, &res); err != nil {
+	b.Change(uri, fakeeditor.Insert(fakeeditor.At(1, 17), "o"))
+	items, err := b.Inline(uri, fakeeditor.At(1, 18))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Items) != 1 {
+	if len(items) != 1 {
 		log, _ := os.ReadFile(agentLog)
-		t.Fatalf("items %+v; agent log:\n%s", res.Items, log)
+		t.Fatalf("items %+v; agent log:\n%s", items, log)
 	}
-	it := res.Items[0]
-	if it.InsertText != "foo(日本, 😀)" || it.Range.Start.Line != 1 || it.Range.Start.Character != 16 || it.Range.End.Character != 18 {
+	it := items[0]
+	if it.InsertText != "foo(日本, 😀)" || it.Range == nil || *it.Range != fakeeditor.Span(fakeeditor.At(1, 16), fakeeditor.At(1, 18)) {
 		t.Fatalf("item %+v, want foo(日本, 😀) over 1:16-1:18", it)
 	}
-	if err := b.call("workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil); err != nil {
-		t.Fatal(err)
+	b.Accept(uri, it)
+	if got := b.Text(uri); got != "package p\n\tx := \"é\"; 𐐀 = foo(日本, 😀)\n" {
+		t.Errorf("the editor's text after accepting: %q", got)
 	}
 	// The Go ACP SDK hands notifications to the agent on a queue of their own: the nes/close
 	// request that shutdown sends could reach the agent's log before the nes/accept sent first.
 	waitAgentLog(t, agentLog, "nes/accept")
-	if err := b.call("shutdown", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("exit", nil)
+	b.Shutdown()
 	if code := b.exitCode(); code != 0 {
 		t.Errorf("exit code %d after shutdown and exit, want 0", code)
 	}
@@ -386,7 +332,8 @@ func TestBinaryInlineCompletionRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	want := "initialize nes/start document/didOpen document/didChange nes/suggest nes/accept nes/close"
+	// The editor applies the item (a didChange), then runs its command.
+	want := "initialize nes/start document/didOpen document/didChange nes/suggest document/didChange nes/accept nes/close"
 	if strings.Join(got, " ") != want {
 		t.Errorf("the agent received %v, want %s", got, want)
 	}
@@ -400,10 +347,7 @@ func TestBinaryInlineCompletionRoundTrip(t *testing.T) {
 func TestBinaryEndsAgentOnEOF(t *testing.T) {
 	_, agent := binaries(t)
 	b := startBridge(t, "--", agent)
-	if err := b.call("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("initialized", map[string]any{})
+	b.InitializeWith(fakeeditor.InitParams{})
 	deadline := time.Now().Add(10 * time.Second)
 	for len(agentPIDs(agent)) == 0 {
 		if time.Now().After(deadline) {
@@ -422,37 +366,29 @@ func TestBinaryEndsAgentOnEOF(t *testing.T) {
 // says so in the editor's log.
 func TestBinaryWithoutAgent(t *testing.T) {
 	b := startBridge(t)
-	if err := b.call("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
-		t.Fatal(err)
+	b.InitializeWith(fakeeditor.InitParams{})
+	// In this order, and nothing between them.
+	b.waitMessage("no agent is configured; using the built-in agent")
+	if seen := b.waitMessage("acp-lsp-bridge-builtin is ready (positions utf-8"); len(seen) != 1 {
+		t.Errorf("messages before the one saying the built-in agent is ready: %q", seen[:len(seen)-1])
 	}
-	b.notify("initialized", map[string]any{})
-	for _, want := range []string{"no agent is configured; using the built-in agent", "acp-lsp-bridge-builtin is ready (positions utf-8"} {
-		select {
-		case msg := <-b.messages:
-			if !strings.Contains(msg, want) {
-				t.Errorf("message %q, want one saying %q", msg, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no message saying %q", want)
-		}
-	}
-	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///x.go", "languageId": "go", "version": 1, "text": "x"}})
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///x.go", "languageId": "go", "version": 1, "text": "x"}})
 	var res struct {
 		Items []any `json:"items"`
 	}
-	if err := b.call("textDocument/inlineCompletion", map[string]any{
+	if err := b.Call("textDocument/inlineCompletion", map[string]any{
 		"textDocument": map[string]any{"uri": "file:///x.go"}, "position": map[string]any{"line": 0, "character": 1},
 	}, &res); err != nil || len(res.Items) != 0 {
 		t.Fatalf("items %v err %v, want an empty list", res.Items, err)
 	}
 	// Bad input from the editor gets an error and the bridge keeps serving.
-	err := b.call("textDocument/inlineCompletion", map[string]any{
+	err := b.Call("textDocument/inlineCompletion", map[string]any{
 		"textDocument": map[string]any{"uri": "file:///unknown.go"}, "position": map[string]any{"line": 0, "character": 0},
 	}, nil)
 	if err == nil || !strings.Contains(err.Error(), "document not open") {
 		t.Errorf("unknown document: %v", err)
 	}
-	if err := b.call("shutdown", nil, nil); err != nil {
+	if err := b.Call("shutdown", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -583,21 +519,18 @@ func TestBinaryTrace(t *testing.T) {
 	_, agent := binaries(t)
 	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
 	b := startBridge(t, "--trace", tracePath, "--", agent)
-	if err := b.call("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("initialized", map[string]any{})
+	b.InitializeWith(fakeeditor.InitParams{})
 	b.waitMessage("acp-test-agent is ready") // requests before it answer empty, without nes/suggest
-	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///t.go", "languageId": "go", "version": 1, "text": "x"}})
-	if err := b.call("textDocument/inlineCompletion", map[string]any{
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///t.go", "languageId": "go", "version": 1, "text": "x"}})
+	if err := b.Call("textDocument/inlineCompletion", map[string]any{
 		"textDocument": map[string]any{"uri": "file:///t.go"}, "position": map[string]any{"line": 0, "character": 1},
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.call("shutdown", nil, nil); err != nil {
+	if err := b.Call("shutdown", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	b.notify("exit", nil)
+	b.Notify("exit", nil)
 	if code := b.exitCode(); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,75 +39,43 @@ func startFaultSession(t *testing.T, mode string, bridgeArgs ...string) *faultSe
 		t.Fatal(err)
 	}
 	s := &faultSession{t: t, b: startBridge(t, bridgeArgs...), root: "file://" + dir, agentLog: filepath.Join(dir, "agent.jsonl")}
-	if err := s.b.call("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": s.root,
-		"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-16"}}},
-		"initializationOptions": map[string]any{"agent": map[string]any{
-			"command": agent, "args": []string{"--rules", rules, "--log", s.agentLog, "--fault", mode},
-		}},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
-	s.b.notify("initialized", map[string]any{})
+	s.b.InitializeWith(fakeeditor.InitParams{Root: s.root, ProcessID: os.Getpid(), Encodings: []string{"utf-16"}, Options: agentOption(agent, "--rules", rules, "--log", s.agentLog, "--fault", mode)})
 	s.b.waitMessage("acp-test-agent is ready")
 	return s
 }
 
 func (s *faultSession) open(name string) string {
 	uri := s.root + "/" + name
-	s.b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": faultDoc}})
+	s.b.Open(uri, faultDoc)
 	waitAgentLog(s.t, s.agentLog, "document/didOpen")
 	return uri
 }
 
-type faultPos struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-type faultItem struct {
-	InsertText string `json:"insertText"`
-	Range      struct {
-		Start faultPos `json:"start"`
-		End   faultPos `json:"end"`
-	} `json:"range"`
-	Command struct {
-		Command   string   `json:"command"`
-		Arguments []string `json:"arguments"`
-	} `json:"command"`
-}
-
 // inline asks for inline completions at the end of "\tretur" and checks that whatever is shown is
 // the one valid suggestion, each id once.
-func (s *faultSession) inline(uri string) ([]faultItem, error) {
+func (s *faultSession) inline(uri string) ([]fakeeditor.InlineItem, error) {
 	s.t.Helper()
-	var res struct {
-		Items []faultItem `json:"items"`
-	}
-	err := s.b.call("textDocument/inlineCompletion", map[string]any{
-		"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 3, "character": 6},
-		"context": map[string]any{"triggerKind": 2},
-	}, &res)
-	seen := map[string]bool{}
-	for _, it := range res.Items {
-		if it.InsertText != "return nil" || it.Range.Start.Line != 3 || it.Range.Start.Character != 1 || it.Range.End.Line != 3 || it.Range.End.Character != 6 {
+	items, err := s.b.Inline(uri, fakeeditor.At(3, 6))
+	seen := map[any]bool{}
+	for _, it := range items {
+		if it.InsertText != "return nil" || it.Range == nil || *it.Range != fakeeditor.Span(fakeeditor.At(3, 1), fakeeditor.At(3, 6)) {
 			s.t.Errorf("corrupt item shown: %+v; want %q over 3:1-3:6", it, "return nil")
 		}
-		if len(it.Command.Arguments) != 1 {
+		if it.Command == nil || len(it.Command.Arguments) != 1 {
 			s.t.Errorf("item without its suggestion id: %+v", it)
 			continue
 		}
 		if id := it.Command.Arguments[0]; seen[id] {
-			s.t.Errorf("suggestion id %q shown twice in one answer: %+v", id, res.Items)
+			s.t.Errorf("suggestion id %q shown twice in one answer: %+v", id, items)
 		} else {
 			seen[id] = true
 		}
 	}
-	return res.Items, err
+	return items, err
 }
 
 // wantOne asks for inline completions and wants exactly the valid suggestion.
-func (s *faultSession) wantOne(uri string) faultItem {
+func (s *faultSession) wantOne(uri string) fakeeditor.InlineItem {
 	s.t.Helper()
 	items, err := s.inline(uri)
 	if err != nil || len(items) != 1 {
@@ -127,10 +96,7 @@ func (s *faultSession) wantNone(uri string) {
 // finish shuts the bridge down (exit code 0), checks its stdout, and returns its log.
 func (s *faultSession) finish() bridgeLog {
 	s.t.Helper()
-	if err := s.b.call("shutdown", nil, nil); err != nil {
-		s.t.Fatalf("shutdown: %v", err)
-	}
-	s.b.notify("exit", nil)
+	s.b.Shutdown()
 	if code := s.b.exitCode(); code != 0 {
 		s.t.Errorf("exit code %d after shutdown and exit, want 0", code)
 	}
@@ -350,7 +316,7 @@ func TestAgentFaults(t *testing.T) {
 			}
 		}
 		// Requests that do not need the agent's answer are served meanwhile.
-		if err := s.b.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.reject", "arguments": []any{}}, nil); err != nil {
+		if err := s.b.Call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.reject", "arguments": []any{}}, nil); err != nil {
 			t.Errorf("executeCommand while the agent hangs: %v", err)
 		}
 		log := s.finish()
@@ -479,13 +445,9 @@ func TestAgentFaults(t *testing.T) {
 		// The same id for another document while a's is live: refused (not shown, not ended), so
 		// that a's item, still on screen, accepts a's suggestion.
 		s.wantNone(b)
-		if err := s.b.call("workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil); err != nil {
-			t.Fatal(err)
-		}
+		s.b.Execute(*it.Command)
 		// Accepting it again must not end it twice.
-		if err := s.b.call("workspace/executeCommand", map[string]any{"command": it.Command.Command, "arguments": it.Command.Arguments}, nil); err != nil {
-			t.Fatal(err)
-		}
+		s.b.Execute(*it.Command)
 		log := s.finish()
 		ends := s.ends()
 		// Two lives of the id, each ending once.

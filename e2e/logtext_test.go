@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,16 +23,10 @@ func TestBinaryLogHasNoDocumentText(t *testing.T) {
 			}
 			b := startBridge(t, "--log-level", level)
 			root := "file://" + dir
-			if err := b.call("initialize", map[string]any{
-				"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{},
-				"initializationOptions": map[string]any{"agent": map[string]any{"command": agent, "args": []string{"--rules", rules}}},
-			}, nil); err != nil {
-				t.Fatal(err)
-			}
-			b.notify("initialized", map[string]any{})
+			b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Options: agentOption(agent, "--rules", rules)})
 			uri := root + "/a.go"
-			b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "x := \"" + secret + "\"\n"}})
-			b.notify("textDocument/didChange", map[string]any{
+			b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "x := \"" + secret + "\"\n"}})
+			b.Notify("textDocument/didChange", map[string]any{
 				"textDocument":   map[string]any{"uri": uri, "version": 2},
 				"contentChanges": []any{map[string]any{"text": "y := \"" + secret + "\"\n"}},
 			})
@@ -43,22 +38,22 @@ func TestBinaryLogHasNoDocumentText(t *testing.T) {
 				} `json:"items"`
 			}
 			b.waitMessage("acp-test-agent is ready")
-			if err := b.call("textDocument/inlineCompletion", map[string]any{
+			if err := b.Call("textDocument/inlineCompletion", map[string]any{
 				"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": 18},
 			}, &res); err != nil || len(res.Items) != 1 {
 				t.Fatalf("inlineCompletion: %+v, %v", res, err)
 			}
-			if err := b.call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.accept", "arguments": res.Items[0].Command.Arguments}, nil); err != nil {
+			if err := b.Call("workspace/executeCommand", map[string]any{"command": "acp-lsp-bridge.accept", "arguments": res.Items[0].Command.Arguments}, nil); err != nil {
 				t.Fatal(err)
 			}
 			// A bad position: the error names the position, not the text.
-			_ = b.call("textDocument/inlineCompletion", map[string]any{
+			_ = b.Call("textDocument/inlineCompletion", map[string]any{
 				"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 9, "character": 0},
 			}, nil)
-			if err := b.call("shutdown", nil, nil); err != nil {
+			if err := b.Call("shutdown", nil, nil); err != nil {
 				t.Fatal(err)
 			}
-			b.notify("exit", nil)
+			b.Notify("exit", nil)
 			b.exitCode()
 			log, err := os.ReadFile(b.logFile)
 			if err != nil {

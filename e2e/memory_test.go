@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -169,18 +170,9 @@ func runMemorySession(t testing.TB) memoryReport {
 	// The context a model agent asks for: every key, so that the related-snippet search reads
 	// every open document and recentFiles carries whole documents.
 	context := `{"diagnostics":{},"openFiles":{},"recentFiles":{},"editHistory":{},"userActions":{},"relatedSnippets":{}}`
-	if err := b.call("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": root,
-		// utf-16 only, as several editors offer: every position is converted.
-		"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-16"}}},
-		"initializationOptions": map[string]any{"agent": map[string]any{
-			"command": agent,
-			"args":    []string{"--encoding", "utf-16", "--sync", "incremental", "--focus", "--context", context, "--rules", rules},
-		}},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("initialized", map[string]any{})
+	// utf-16 only, as several editors offer: every position is converted.
+	b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Encodings: []string{"utf-16"},
+		Options: agentOption(agent, "--encoding", "utf-16", "--sync", "incremental", "--focus", "--context", context, "--rules", rules)})
 	b.waitMessage("acp-test-agent is ready")
 
 	type doc struct {
@@ -201,7 +193,7 @@ func runMemorySession(t testing.TB) memoryReport {
 			t.Fatalf("document %d has %d lines to type on", i, len(d.lines))
 		}
 		docs[i] = d
-		b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 			"uri": d.uri, "languageId": "go", "version": 1, "text": text,
 		}})
 	}
@@ -214,7 +206,7 @@ func runMemorySession(t testing.TB) memoryReport {
 				InsertText string `json:"insertText"`
 			} `json:"items"`
 		}
-		if err := b.call("textDocument/inlineCompletion", map[string]any{
+		if err := b.Call("textDocument/inlineCompletion", map[string]any{
 			"textDocument": map[string]any{"uri": d.uri}, "position": at(d.line, d.col),
 			"context": map[string]any{"triggerKind": 2},
 		}, &res); err != nil {
@@ -237,7 +229,7 @@ func runMemorySession(t testing.TB) memoryReport {
 
 	typeChar := func(d *doc, ch string) {
 		d.version++
-		b.notify("textDocument/didChange", map[string]any{
+		b.Notify("textDocument/didChange", map[string]any{
 			"textDocument":   map[string]any{"uri": d.uri, "version": d.version},
 			"contentChanges": []any{map[string]any{"range": map[string]any{"start": at(d.line, d.col), "end": at(d.line, d.col)}, "text": ch}},
 		})
@@ -248,7 +240,7 @@ func runMemorySession(t testing.TB) memoryReport {
 		d := docs[(r*37)%memDocs] // 37 is prime to 200: the rounds visit documents all over
 		// A new place in the document: the next matching line, just after its tab.
 		d.line, d.col = d.lines[r%len(d.lines)], 1
-		b.notify("acp-lsp-bridge/didFocus", map[string]any{
+		b.Notify("acp-lsp-bridge/didFocus", map[string]any{
 			"textDocument": map[string]any{"uri": d.uri}, "position": at(d.line, d.col),
 			"visibleRange": map[string]any{"start": at(max(0, d.line-30), 0), "end": at(d.line+30, 0)},
 		})
@@ -273,11 +265,11 @@ func runMemorySession(t testing.TB) memoryReport {
 				"message": fmt.Sprintf("value%d declared and not used — ошибка %d", l, k),
 			}
 		}
-		b.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": d.uri}, "diagnostics": diags})
+		b.Notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": map[string]any{"uri": d.uri}, "diagnostics": diags})
 		var actions []struct {
 			Title string `json:"title"`
 		}
-		if err := b.call("textDocument/codeAction", map[string]any{
+		if err := b.Call("textDocument/codeAction", map[string]any{
 			"textDocument": map[string]any{"uri": d.uri},
 			"range":        map[string]any{"start": at(d.line, d.col), "end": at(d.line, d.col)},
 			"context":      map[string]any{"diagnostics": diags[:2]},
@@ -300,10 +292,10 @@ func runMemorySession(t testing.TB) memoryReport {
 	rep.maxSession = max(rep.maxSession, rep.afterOpens, rep.settled)
 	t.Logf("%d documents of %d KiB (%.1f MiB), %d rounds: %d one-character edits, %d inline requests (%d answered with the suggestion), %d code action requests (%d with actions)",
 		memDocs, memDocSize>>10, mib(memTotal), memRounds, edits, memRounds, rep.inline, (memRounds+1)/2, rep.actions)
-	if err := b.call("shutdown", nil, nil); err != nil {
+	if err := b.Call("shutdown", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	b.notify("exit", nil)
+	b.Notify("exit", nil)
 	return rep
 }
 

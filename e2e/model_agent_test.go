@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,12 +42,9 @@ func TestBinaryModelAgent(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("FAKE_MODEL_KEY", "sekret")
 	b := startBridge(t, "--", bridge, "agent", "--model-url", srv.URL, "--model", "fake-coder", "--api-key-env", "FAKE_MODEL_KEY")
-	if err := b.call("initialize", map[string]any{"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-16"}}}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("initialized", map[string]any{})
+	b.InitializeWith(fakeeditor.InitParams{Encodings: []string{"utf-16"}})
 	b.waitMessage("acp-lsp-bridge-model is ready") // requests before it answer empty
-	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": "file:///m.go", "languageId": "go", "version": 1, "text": "package p\n\nx := 𐐀 = fo\n",
 	}})
 	var res struct {
@@ -60,7 +58,7 @@ func TestBinaryModelAgent(t *testing.T) {
 		} `json:"items"`
 	}
 	// utf-16: "x := 𐐀 = fo" is 13 units long (𐐀 counts two).
-	if err := b.call("textDocument/inlineCompletion", map[string]any{
+	if err := b.Call("textDocument/inlineCompletion", map[string]any{
 		"textDocument": map[string]any{"uri": "file:///m.go"}, "position": map[string]any{"line": 2, "character": 13},
 	}, &res); err != nil {
 		t.Fatal(err)

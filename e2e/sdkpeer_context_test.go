@@ -215,7 +215,7 @@ func runContextSession(t *testing.T, node, script, editorEnc string) {
 		} `json:"capabilities"`
 	}
 	reads, _ := json.Marshal([]string{outside, notes})
-	if err := b.call("initialize", map[string]any{
+	if err := b.Call("initialize", map[string]any{
 		"processId": os.Getpid(), "rootUri": root,
 		"workspaceFolders": []any{map[string]any{"uri": root, "name": filepath.Base(ws)}},
 		"capabilities":     map[string]any{"general": map[string]any{"positionEncodings": []string{editorEnc}}},
@@ -229,20 +229,20 @@ func runContextSession(t *testing.T, node, script, editorEnc string) {
 	if init.Capabilities.PositionEncoding != editorEnc {
 		t.Fatalf("positionEncoding %q, want %q (the only one offered)", init.Capabilities.PositionEncoding, editorEnc)
 	}
-	b.notify("initialized", map[string]any{})
+	b.Notify("initialized", map[string]any{})
 	b.waitMessage("context-test-agent is ready")
 
 	pos := func(line, character int) map[string]any { return map[string]any{"line": line, "character": character} }
 	doc := func(uri string) map[string]any { return map[string]any{"uri": uri} }
-	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": aURI, "languageId": "go", "version": 1, "text": aText}})
-	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": bURI, "languageId": "go", "version": 1, "text": bText}})
-	b.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": doc(aURI), "position": pos(3, 5),
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": aURI, "languageId": "go", "version": 1, "text": aText}})
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": bURI, "languageId": "go", "version": 1, "text": bText}})
+	b.Notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": doc(aURI), "position": pos(3, 5),
 		"visibleRange": map[string]any{"start": pos(0, 0), "end": pos(3, 0)}})
-	b.notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": doc(bURI), "position": pos(2, col(12))})
+	b.Notify("acp-lsp-bridge/didFocus", map[string]any{"textDocument": doc(bURI), "position": pos(2, col(12))})
 	version := 1
 	change := func(line, character int, text string) {
 		version++
-		b.notify("textDocument/didChange", map[string]any{
+		b.Notify("textDocument/didChange", map[string]any{
 			"textDocument": map[string]any{"uri": bURI, "version": version},
 			"contentChanges": []any{map[string]any{
 				"range": map[string]any{"start": pos(line, character), "end": pos(line, character)}, "text": text,
@@ -258,7 +258,7 @@ func runContextSession(t *testing.T, node, script, editorEnc string) {
 	}
 	end16 := 12 + len(typed) // utf-16 column after the typing
 	// The editor's diagnostic on "Compute", in its own encoding.
-	b.notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": doc(bURI), "diagnostics": []any{map[string]any{
+	b.Notify("acp-lsp-bridge/diagnostics", map[string]any{"textDocument": doc(bURI), "diagnostics": []any{map[string]any{
 		"range": map[string]any{"start": pos(2, col(22)), "end": pos(2, col(29))}, "severity": 1, "message": "undefined: Compute",
 	}}})
 	inline := func(p map[string]any) {
@@ -266,7 +266,7 @@ func runContextSession(t *testing.T, node, script, editorEnc string) {
 		var res struct {
 			Items []any `json:"items"`
 		}
-		if err := b.call("textDocument/inlineCompletion", map[string]any{
+		if err := b.Call("textDocument/inlineCompletion", map[string]any{
 			"textDocument": doc(bURI), "position": p, "context": map[string]any{"triggerKind": 1},
 		}, &res); err != nil {
 			t.Fatalf("inlineCompletion: %v", err)
@@ -278,10 +278,10 @@ func runContextSession(t *testing.T, node, script, editorEnc string) {
 	inline(pos(2, col(end16)))
 	// On the ASK line the agent calls the client before it answers.
 	inline(pos(4, len("// ASK")))
-	if err := b.call("shutdown", nil, nil); err != nil {
+	if err := b.Call("shutdown", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	b.notify("exit", nil)
+	b.Notify("exit", nil)
 	if code := b.exitCode(); code != 0 {
 		t.Errorf("exit code %d after shutdown and exit, want 0", code)
 	}

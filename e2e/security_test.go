@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,13 +14,7 @@ func TestBinaryNeverRunsTheAgentThroughAShell(t *testing.T) {
 	dir := t.TempDir()
 	agentLog := filepath.Join(dir, "log;touch pwned1 $(touch pwned2) `touch pwned3` | cat.jsonl")
 	b := startBridge(t)
-	if err := b.call("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": "file://" + dir, "capabilities": map[string]any{},
-		"initializationOptions": map[string]any{"agent": map[string]any{"command": agent, "args": []string{"--log", agentLog}}},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("initialized", map[string]any{})
+	b.InitializeWith(fakeeditor.InitParams{Root: "file://" + dir, ProcessID: os.Getpid(), Options: agentOption(agent, "--log", agentLog)})
 	waitAgentLog(t, agentLog, "nes/start") // the file with that literal name
 	for _, name := range []string{"pwned1", "pwned2", "pwned3"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {

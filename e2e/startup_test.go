@@ -43,27 +43,21 @@ func TestBinaryStartup(t *testing.T) {
 				if log, err := os.ReadFile(agentLog); err == nil && bytes.Contains(log, []byte(`"method":"nes/start"`)) {
 					t.Fatalf("the agent had answered its initialize before %s:\n%s", after, log)
 				}
-				for {
-					select {
-					case msg := <-b.messages:
-						early = append(early, msg)
-						if strings.Contains(msg, " is ready (") {
-							t.Fatalf("the bridge said the agent is ready before %s: %q", after, early)
-						}
-						continue
-					default:
+				early = b.Record().Said
+				for _, msg := range early {
+					if strings.Contains(msg, " is ready (") {
+						t.Fatalf("the bridge said the agent is ready before %s: %q", after, early)
 					}
-					return
 				}
 			}
 
-			if err := b.call("initialize", params, nil); err != nil {
+			if err := b.Call("initialize", params, nil); err != nil {
 				t.Fatal(err)
 			}
 			notYetReady("the editor's initialize was answered")
-			b.notify("initialized", map[string]any{})
+			b.Notify("initialized", map[string]any{})
 			uri := "file://" + dir + "/start.go"
-			b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "hel\n"}})
+			b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "hel\n"}})
 			var res struct {
 				Items []struct {
 					InsertText string `json:"insertText"`
@@ -72,7 +66,7 @@ func TestBinaryStartup(t *testing.T) {
 			inline := func() {
 				t.Helper()
 				res.Items = nil
-				if err := b.call("textDocument/inlineCompletion", map[string]any{
+				if err := b.Call("textDocument/inlineCompletion", map[string]any{
 					"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": 3},
 					"context": map[string]any{"triggerKind": 2},
 				}, &res); err != nil {

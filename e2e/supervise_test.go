@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,15 +20,9 @@ func TestBinaryRestartsAKilledAgent(t *testing.T) {
 	agentLog := filepath.Join(dir, "agent.jsonl")
 	b := startBridge(t)
 	root := "file://" + dir
-	if err := b.call("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{},
-		"initializationOptions": map[string]any{"agent": map[string]any{"command": agent, "args": []string{"--log", agentLog}}},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("initialized", map[string]any{})
+	b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Options: agentOption(agent, "--log", agentLog)})
 	uri := root + "/a.go"
-	b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "package a\n"}})
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "package a\n"}})
 	waitAgentLog(t, agentLog, "document/didOpen")
 	pids := agentPIDs(agent)
 	if len(pids) != 1 {
@@ -37,7 +32,7 @@ func TestBinaryRestartsAKilledAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.waitMessage("acp-test-agent exited")
-	b.notify("textDocument/didChange", map[string]any{
+	b.Notify("textDocument/didChange", map[string]any{
 		"textDocument":   map[string]any{"uri": uri, "version": 2},
 		"contentChanges": []any{map[string]any{"text": "package a // é\n"}},
 	})
@@ -106,13 +101,7 @@ func TestBinaryKilledTakesTheAgentAlong(t *testing.T) {
 	dir := t.TempDir()
 	agentLog := filepath.Join(dir, "agent.jsonl")
 	b := startBridge(t)
-	if err := b.call("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": "file://" + dir, "capabilities": map[string]any{},
-		"initializationOptions": map[string]any{"agent": map[string]any{"command": agent, "args": []string{"--log", agentLog}}},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.notify("initialized", map[string]any{})
+	b.InitializeWith(fakeeditor.InitParams{Root: "file://" + dir, ProcessID: os.Getpid(), Options: agentOption(agent, "--log", agentLog)})
 	waitAgentLog(t, agentLog, "nes/start")
 	if n := len(agentPIDs(agent)); n != 1 {
 		t.Fatalf("%d agent processes, want 1", n)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,23 +35,20 @@ func TestBinaryDocumentTooLargeForTheAgent(t *testing.T) {
 			}
 			args := append(append([]string{}, tc.args...), "--", agent, "--rules", rules, "--log", agentLog)
 			b := startBridge(t, args...)
-			if err := b.call("initialize", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
-				t.Fatal(err)
-			}
-			b.notify("initialized", map[string]any{})
+			b.InitializeWith(fakeeditor.InitParams{})
 			b.waitMessage("acp-test-agent is ready")
 			bigURI, smallURI := "file://"+dir+"/big.log", "file://"+dir+"/small.go"
-			b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": bigURI, "languageId": "log", "version": 1, "text": huge}})
+			b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": bigURI, "languageId": "log", "version": 1, "text": huge}})
 			if !tc.fits {
 				b.waitMessage(bigURI + " (11.5 MB) is too large to send to the agent")
 			}
-			b.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": smallURI, "languageId": "go", "version": 1, "text": "hel\n"}})
+			b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": smallURI, "languageId": "go", "version": 1, "text": "hel\n"}})
 			var res struct {
 				Items []struct {
 					InsertText string `json:"insertText"`
 				} `json:"items"`
 			}
-			if err := b.call("textDocument/inlineCompletion", map[string]any{
+			if err := b.Call("textDocument/inlineCompletion", map[string]any{
 				"textDocument": map[string]any{"uri": smallURI}, "position": map[string]any{"line": 0, "character": 3},
 				"context": map[string]any{"triggerKind": 1},
 			}, &res); err != nil {

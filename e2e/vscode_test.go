@@ -230,7 +230,7 @@ func TestVSCodeManifest(t *testing.T) {
 			} `json:"executeCommandProvider"`
 		} `json:"capabilities"`
 	}
-	if err := b.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": nil, "capabilities": map[string]any{}}, &init); err != nil {
+	if err := b.Call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": nil, "capabilities": map[string]any{}}, &init); err != nil {
 		t.Fatal(err)
 	}
 	advertised := slices.Clone(init.Capabilities.ExecuteCommandProvider.Commands)

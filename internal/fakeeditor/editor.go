@@ -41,6 +41,7 @@ type Options struct {
 type Record struct {
 	Messages  []string          // window/showMessage texts
 	Logs      []string          // window/logMessage texts
+	Said      []string          // window/showMessage and logMessage texts, in the order they came
 	Questions []string          // window/showMessageRequest texts
 	Applied   []json.RawMessage // workspace/applyEdit params
 	Shown     []json.RawMessage // window/showDocument params
@@ -53,6 +54,7 @@ func (r *Record) clone() Record {
 	return Record{
 		Messages:  append([]string(nil), r.Messages...),
 		Logs:      append([]string(nil), r.Logs...),
+		Said:      append([]string(nil), r.Said...),
 		Questions: append([]string(nil), r.Questions...),
 		Applied:   append([]json.RawMessage(nil), r.Applied...),
 		Shown:     append([]json.RawMessage(nil), r.Shown...),
@@ -95,7 +97,7 @@ func LoggedMessage(substr string) Expectation {
 
 // AnyMessage expects a window/showMessage or window/logMessage containing substr.
 func AnyMessage(substr string) Expectation {
-	return containing(func(r *Record) []string { return append(append([]string(nil), r.Messages...), r.Logs...) }, "window/showMessage or logMessage", substr)
+	return containing(func(r *Record) []string { return r.Said }, "window/showMessage or logMessage", substr)
 }
 
 // Question expects a window/showMessageRequest containing substr.
@@ -107,6 +109,17 @@ func Question(substr string) Expectation {
 // "acp-lsp-bridge: NAME is ready (...)", which a user waits for before expecting suggestions:
 // requests before it answer empty at once.
 func Ready() Expectation { return LoggedMessage(" is ready (") }
+
+// SaidAfter expects a window/showMessage or logMessage containing substr, after the first n of
+// them.
+func SaidAfter(n int, substr string) Expectation {
+	return containing(func(r *Record) []string {
+		if n > len(r.Said) {
+			return nil
+		}
+		return r.Said[n:]
+	}, fmt.Sprintf("window/showMessage or logMessage (after the first %d)", n), substr)
+}
 
 // Applied expects n workspace/applyEdit requests.
 func Applied(n int) Expectation {
@@ -214,10 +227,10 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return nil, nil
 	case "window/showMessage":
 		_ = json.Unmarshal(params, &msg)
-		e.record(func(r *Record) { r.Messages = append(r.Messages, msg.Message) })
+		e.record(func(r *Record) { r.Messages, r.Said = append(r.Messages, msg.Message), append(r.Said, msg.Message) })
 	case "window/logMessage":
 		_ = json.Unmarshal(params, &msg)
-		e.record(func(r *Record) { r.Logs = append(r.Logs, msg.Message) })
+		e.record(func(r *Record) { r.Logs, r.Said = append(r.Logs, msg.Message), append(r.Said, msg.Message) })
 	case "$/cancelRequest":
 		e.record(func(r *Record) { r.Cancels = append(r.Cancels, params) })
 	case "$/progress":
