@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf16"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/uri"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 )
 
 // demoDoc is the file the demo edits.
@@ -86,89 +86,6 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// demoEditor is the demo's editor: a buffer kept in step with the bridge, positions in utf-16 as
-// most editors use.
-type demoEditor struct {
-	conn    jsonrpc2.Conn
-	uri     string
-	text    string
-	version int
-}
-
-func (e *demoEditor) call(ctx context.Context, method string, params, result any) error {
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	_, err := e.conn.Call(cctx, method, params, result)
-	return err
-}
-
-func utf16Pos(text string, off int) map[string]int {
-	line := strings.Count(text[:off], "\n")
-	start := strings.LastIndexByte(text[:off], '\n') + 1
-	return map[string]int{"line": line, "character": len(utf16.Encode([]rune(text[start:off])))}
-}
-
-func utf16Offset(text string, line, char int) int {
-	off := 0
-	for i := 0; i < line; i++ {
-		off += strings.IndexByte(text[off:], '\n') + 1
-	}
-	units := 0
-	for i, r := range text[off:] {
-		if units >= char || r == '\n' {
-			return off + i
-		}
-		units += len(utf16.Encode([]rune{r}))
-	}
-	return len(text)
-}
-
-// replace edits the buffer and tells the bridge, as an editor does.
-func (e *demoEditor) replace(ctx context.Context, start, end int, text string) error {
-	rng := map[string]any{"start": utf16Pos(e.text, start), "end": utf16Pos(e.text, end)}
-	e.text = e.text[:start] + text + e.text[end:]
-	e.version++
-	return e.conn.Notify(ctx, "textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": e.uri, "version": e.version},
-		"contentChanges": []any{map[string]any{"range": rng, "text": text}},
-	})
-}
-
-type demoPos struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-// demoEdit is a Copilot-style inline edit: what sidekick.nvim and copilot.lua show anywhere in the
-// file.
-type demoEdit struct {
-	Text  string `json:"text"`
-	Range struct {
-		Start demoPos `json:"start"`
-		End   demoPos `json:"end"`
-	} `json:"range"`
-	Command struct {
-		Command   string `json:"command"`
-		Arguments []any  `json:"arguments"`
-	} `json:"command"`
-}
-
-// nextEdit asks the bridge for the next edit at the cursor.
-func (e *demoEditor) nextEdit(ctx context.Context, cursor int) (*demoEdit, error) {
-	var res struct {
-		Edits []demoEdit `json:"edits"`
-	}
-	if err := e.call(ctx, "textDocument/copilotInlineEdit", map[string]any{
-		"textDocument": map[string]any{"uri": e.uri, "version": e.version}, "position": utf16Pos(e.text, cursor),
-	}, &res); err != nil {
-		return nil, err
-	}
-	if len(res.Edits) == 0 {
-		return nil, nil
-	}
-	return &res.Edits[0], nil
-}
-
 // lineDiff shows how the lines around [start, end) change when it becomes text.
 func (u demoUI) lineDiff(before string, start, end int, text string) string {
 	ls := strings.LastIndexByte(before[:start], '\n') + 1
@@ -220,56 +137,45 @@ func demo(ctx context.Context, ui demoUI) error {
 	ui.say("%s", ui.style("1", "acp-lsp-bridge demo")+": a scripted editing session through the real bridge binary and its")
 	ui.say("built-in agent (rename propagation and repeated edits; no model, no network), over real pipes.\n")
 
-	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(struct {
-		io.Reader
-		io.WriteCloser
-	}{out, in}))
-	ready := make(chan struct{})
-	var once bool
-	conn.Go(ctx, func(_ context.Context, req *jsonrpc2.Request) (any, error) {
-		if req.Method() == "window/logMessage" && bytes.Contains(req.Params(), []byte(" is ready (")) && !once {
-			once = true
-			close(ready)
-		}
-		return nil, nil
-	})
-	e := &demoEditor{conn: conn, uri: string(uri.File(filepath.Join(dir, "main.go"))), text: demoDoc, version: 1}
-	if err := e.call(ctx, "initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": string(uri.File(dir)),
-		"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-16"}}},
-		"clientInfo":   map[string]any{"name": "demo editor"},
-	}, nil); err != nil {
+	// The demo's editor is the tests' fake editor: it keeps the buffer in step with the bridge, in
+	// utf-16 positions as most editors use.
+	e := fakeeditor.Connect(out, in, fakeeditor.Options{})
+	defer e.Close()
+	docURI := string(uri.File(filepath.Join(dir, "main.go")))
+	if _, err := e.Initialize(ctx, fakeeditor.InitParams{
+		Root: string(uri.File(dir)), ProcessID: os.Getpid(), Encodings: []string{"utf-16"}, ClientName: "demo editor",
+	}); err != nil {
 		return fail(err)
 	}
-	_ = conn.Notify(ctx, "initialized", map[string]any{})
-	select {
-	case <-ready:
-	case <-time.After(15 * time.Second):
-		return fail(fmt.Errorf("the built-in agent did not start"))
+	waitCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err = e.Await(waitCtx, fakeeditor.Ready())
+	cancel()
+	if err != nil {
+		return fail(fmt.Errorf("the built-in agent did not start: %w", err))
 	}
-	_ = conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-		"uri": e.uri, "languageId": "go", "version": 1, "text": e.text,
-	}})
+	if err := e.Open(ctx, docURI, demoDoc); err != nil {
+		return fail(err)
+	}
 	ui.say("The editor opens main.go:")
-	ui.say("%s\n", ui.style("2", indent(e.text)))
+	ui.say("%s\n", ui.style("2", indent(e.Text(docURI))))
 
 	accepted := 0
 	for _, step := range demoSteps {
-		at := strings.Index(e.text, step.at)
+		before := e.Text(docURI)
+		at := strings.Index(before, step.at)
 		start, end := at, at+len(step.replace)
 		if step.after {
 			start, end = at+len(step.at), at+len(step.at)
 		}
-		before := e.text
 		// Type it one key at a time, as an editor reports keystrokes.
 		if end > start {
-			if err := e.replace(ctx, start, end, ""); err != nil {
+			if err := e.Edit(ctx, docURI, start, end, ""); err != nil {
 				return fail(err)
 			}
 		}
 		cursor := start
 		for _, r := range step.typed {
-			if err := e.replace(ctx, cursor, cursor, string(r)); err != nil {
+			if err := e.Edit(ctx, docURI, cursor, cursor, string(r)); err != nil {
 				return fail(err)
 			}
 			cursor += len(string(r))
@@ -277,23 +183,38 @@ func demo(ctx context.Context, ui demoUI) error {
 		ui.say("You %s, typing %s:", step.what, ui.style("1", quote(step.typed)))
 		ui.say("%s\n", ui.lineDiff(before, start, end, step.typed))
 		for {
-			edit, err := e.nextEdit(ctx, cursor)
+			at, err := e.PosOf(docURI, cursor)
 			if err != nil {
 				return fail(err)
 			}
-			if edit == nil {
+			edits, err := e.InlineEdits(ctx, docURI, at)
+			if err != nil {
+				return fail(err)
+			}
+			if len(edits) == 0 {
 				ui.say("The agent has no further suggestion.\n")
 				break
 			}
-			s := utf16Offset(e.text, edit.Range.Start.Line, edit.Range.Start.Character)
-			en := utf16Offset(e.text, edit.Range.End.Line, edit.Range.End.Character)
-			ui.say("The agent suggests the next edit, on line %d:", edit.Range.Start.Line+1)
-			ui.say("%s", ui.lineDiff(e.text, s, en, edit.Text))
-			// Accept: apply the edit, then run its command, as the editor does.
-			if err := e.replace(ctx, s, en, edit.Text); err != nil {
+			edit := edits[0]
+			text := e.Text(docURI)
+			s, err := e.OffsetOf(docURI, edit.Range.Start)
+			if err != nil {
 				return fail(err)
 			}
-			if err := e.call(ctx, "workspace/executeCommand", map[string]any{"command": edit.Command.Command, "arguments": edit.Command.Arguments}, nil); err != nil {
+			en, err := e.OffsetOf(docURI, edit.Range.End)
+			if err != nil {
+				return fail(err)
+			}
+			ui.say("The agent suggests the next edit, on line %d:", edit.Range.Start.Line+1)
+			ui.say("%s", ui.lineDiff(text, s, en, edit.Text))
+			// Accept: apply the edit, then run its command, as the editor does.
+			if err := e.Edit(ctx, docURI, s, en, edit.Text); err != nil {
+				return fail(err)
+			}
+			if edit.Command == nil {
+				return fail(fmt.Errorf("the suggestion has no command to accept it"))
+			}
+			if err := e.Execute(ctx, *edit.Command); err != nil {
 				return fail(err)
 			}
 			accepted++
@@ -305,11 +226,10 @@ func demo(ctx context.Context, ui demoUI) error {
 		}
 	}
 	ui.say("The buffer after accepting:")
-	ui.say("%s", ui.style("32", indent(e.text)))
-	if err := e.call(ctx, "shutdown", nil, nil); err != nil {
+	ui.say("%s", ui.style("32", indent(e.Text(docURI))))
+	if err := e.Shutdown(ctx); err != nil {
 		return fail(err)
 	}
-	_ = conn.Notify(ctx, "exit", nil)
 	_ = in.Close()
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("the bridge exited with %v\n%s", err, bridgeErr.String())
