@@ -99,6 +99,7 @@ func lspModeFiles(t *testing.T, loadPath string, rules []map[string]string) (env
 //   - C-x C-s saves what the user accepted; both servers' copies equal the saved file; C-x C-c
 //     ends Emacs, and neither server, nor the agent, is left running.
 func TestLspModeInTheTerminal(t *testing.T) {
+	skipIfShort(t, "Emacs in a terminal")
 	emacs, loadPath := lspModeEnv(t)
 	env, p := lspModeFiles(t, loadPath, []map[string]string{
 		{"when": "𐐀 = fo", "find": "𐐀 = fo", "replace": "𐐀 = foo(日本, é, 😀)"},

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,27 +210,15 @@ func runContextSession(t *testing.T, node, script, editorEnc string) {
 		}
 		return titles[0]
 	})
-	var init struct {
-		Capabilities struct {
-			PositionEncoding string `json:"positionEncoding"`
-		} `json:"capabilities"`
-	}
 	reads, _ := json.Marshal([]string{outside, notes})
-	if err := b.Call("initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": root,
-		"workspaceFolders": []any{map[string]any{"uri": root, "name": filepath.Base(ws)}},
-		"capabilities":     map[string]any{"general": map[string]any{"positionEncodings": []string{editorEnc}}},
-		"initializationOptions": map[string]any{"agent": map[string]any{
+	init := b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Encodings: []string{editorEnc},
+		Options: map[string]any{"agent": map[string]any{
 			"command": node, "args": []string{script},
 			"env": map[string]string{"CONTEXT_AGENT_LOG": agentLog, "CONTEXT_AGENT_READS": string(reads)},
-		}},
-	}, &init); err != nil {
-		t.Fatal(err)
-	}
+		}}})
 	if init.Capabilities.PositionEncoding != editorEnc {
 		t.Fatalf("positionEncoding %q, want %q (the only one offered)", init.Capabilities.PositionEncoding, editorEnc)
 	}
-	b.Notify("initialized", map[string]any{})
 	b.waitMessage("context-test-agent is ready")
 
 	pos := func(line, character int) map[string]any { return map[string]any{"line": line, "character": character} }

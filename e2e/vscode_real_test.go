@@ -40,6 +40,7 @@ import (
 //
 // Screenshots of a failed step are kept (their folder is logged).
 func TestVSCodeReal(t *testing.T) {
+	skipIfShort(t, "a real VS Code in Chromium (about a minute)")
 	codeServer, chromium, tools := os.Getenv("CODE_SERVER"), os.Getenv("CHROMIUM"), os.Getenv("VSCODE_TOOLS")
 	if codeServer == "" || chromium == "" || tools == "" {
 		skipWithoutPeer(t, `CODE_SERVER, CHROMIUM and VSCODE_TOOLS are not set (eval "$(PEERS_VSCODE=1 ../shared/tools/install-test-peers.sh)")`)

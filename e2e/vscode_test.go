@@ -440,6 +440,7 @@ func vscodeLogEntries(entries []map[string]any, message string) []map[string]any
 // in a copy, so the tree stays clean, and runs the compiled extension in test/host.js, a stand-in
 // for VS Code: the real vscode-languageclient starts the real bridge with the scripted agent.
 func TestVSCodeExtensionCompiles(t *testing.T) {
+	skipIfShort(t, "builds the VS Code extension with npm")
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		skipWithoutPeer(t, "npm is not on PATH")

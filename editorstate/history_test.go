@@ -337,7 +337,11 @@ func TestMemoryBounded(t *testing.T) {
 	}
 	ats := make([]int, len(uris))
 	maxBytes := 0
-	for i := range 100_000 {
+	n := 100_000
+	if testing.Short() {
+		n = 5_000
+	}
+	for i := range n {
 		k := 0
 		if r.IntN(50) == 0 {
 			k = r.IntN(len(uris))

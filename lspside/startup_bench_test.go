@@ -1,6 +1,7 @@
 package lspside_test
 
 import (
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 	"testing"
 	"time"
 
@@ -36,12 +37,7 @@ func BenchmarkStartup(b *testing.B) {
 
 func startupLatencies(b *testing.B, delay time.Duration) []time.Duration {
 	lat := make([]time.Duration, 0, b.N)
-	params := map[string]any{
-		"processId":        nil,
-		"rootUri":          "file:///work/project",
-		"workspaceFolders": []any{map[string]any{"uri": "file:///work/project", "name": "project"}},
-		"capabilities":     map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-16"}}},
-	}
+	params := fakeeditor.InitParams{Root: "file:///work/project", Encodings: []string{"utf-16"}}.Params()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		e := newEditor(b, harnessOpts{quietLog: true, agentCfg: testagent.Config{Encoding: "utf-16", StartDelay: delay}})
