@@ -91,6 +91,7 @@ type Agent struct {
 	conn *acp.Connection
 	tap  *wireTap
 	proc *process  // nil when connected over plain pipes
+	cmd  Command   // how the process was started (Path empty over plain pipes)
 	out  io.Closer // the agent's input
 	in   io.Closer // the agent's output
 
@@ -112,9 +113,12 @@ func Start(c Command, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a := connect(p.stdout, p.stdin, opts)
-	a.proc = p
+	a.proc, a.cmd = p, c
 	return a, nil
 }
+
+// Command is how the agent was started; ok is false for an agent connected over plain streams.
+func (a *Agent) Command() (c Command, ok bool) { return a.cmd, a.cmd.Path != "" }
 
 // Connect connects to an agent over an existing pair of streams: r is what the agent writes, w is
 // what it reads.
@@ -192,6 +196,9 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 			PositionEncodings: encs,
 			Nes:               nes,
 			Fs:                acp.FileSystemCapabilities{ReadTextFile: a.opts.FS, WriteTextFile: a.opts.FS},
+			// The bridge tells the user the command to run for a terminal sign-in method (some
+			// agents offer their login only to clients that say so).
+			Auth: acp.AuthCapabilities{Terminal: true},
 		},
 	}
 	resp, err := acp.SendRequest[acp.InitializeResponse](a.conn, ctx, acp.AgentMethodInitialize, a.initializeParams(req))
@@ -451,6 +458,22 @@ func (a *Agent) lateResult(raw []byte) {
 	if len(sugs) > 0 && a.opts.Late != nil {
 		a.opts.Late(sugs)
 	}
+}
+
+// Exited waits up to wait for the agent's process to end, and then returns how it ended and the
+// last lines it wrote to stderr; ok is false when it still runs (or is not a process).
+func (a *Agent) Exited(wait time.Duration) (status string, stderr []string, ok bool) {
+	if a.proc == nil {
+		return "", nil, false
+	}
+	select {
+	case <-a.proc.exited:
+	case <-time.After(wait):
+		return "", nil, false
+	}
+	// The stderr reader may still hold the last line for a moment after the process ended.
+	time.Sleep(20 * time.Millisecond)
+	return exitStatus(a.proc.err), a.proc.stderrTail(), true
 }
 
 // Close ends the NES session (nes/close, bounded by ctx), then the connection and the agent's

@@ -18,6 +18,7 @@ type AuthMethod struct {
 	Type string
 	Vars []string
 	Args []string
+	Env  map[string]string // what a terminal method sets in the environment
 }
 
 // AuthMethods lists what initialize offered, in the agent's order.
@@ -44,7 +45,14 @@ func AuthMethodsOf(resp *acp.InitializeResponse) []AuthMethod {
 			}
 			out = append(out, am)
 		case m.Terminal != nil:
-			out = append(out, AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: deref(m.Terminal.Description), Type: "terminal", Args: m.Terminal.Args})
+			am := AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: deref(m.Terminal.Description), Type: "terminal", Args: m.Terminal.Args}
+			for k, v := range m.Terminal.Env {
+				if am.Env == nil {
+					am.Env = map[string]string{}
+				}
+				am.Env[k] = fmt.Sprint(v)
+			}
+			out = append(out, am)
 		}
 	}
 	return out
@@ -79,12 +87,26 @@ func (a *Agent) Authenticate(ctx context.Context, methodID string) error {
 	return nil
 }
 
-// Name is the agent's name from initialize (agentInfo.name), or "the agent".
+// Name is the agent's name from initialize (see [DisplayName]).
 func (a *Agent) Name() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.init != nil && a.init.AgentInfo != nil && a.init.AgentInfo.Name != "" {
-		return a.init.AgentInfo.Name
+	if a.init == nil {
+		return DisplayName(nil)
+	}
+	return DisplayName(a.init.AgentInfo)
+}
+
+// DisplayName is what the user is told an agent is called: its title ("Claude Agent"), else its
+// name (a package name such as "@zed-industries/claude-agent-acp"), else "the agent".
+func DisplayName(info *acp.Implementation) string {
+	switch {
+	case info == nil:
+		return "the agent"
+	case info.Title != nil && strings.TrimSpace(*info.Title) != "":
+		return strings.TrimSpace(*info.Title)
+	case info.Name != "":
+		return info.Name
 	}
 	return "the agent"
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,6 +34,20 @@ type process struct {
 	stdout io.ReadCloser
 	exited chan struct{}
 	err    error // valid after exited is closed
+
+	mu   sync.Mutex
+	tail []string // the last lines the agent wrote to stderr
+}
+
+// stderrTailLines is how many of the agent's last stderr lines are kept, to tell the user why an
+// agent ended.
+const stderrTailLines = 5
+
+// stderrTail returns the last lines the agent wrote to stderr.
+func (p *process) stderrTail() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.tail...)
 }
 
 func startProcess(c Command, log zerolog.Logger) (*process, error) {
@@ -83,7 +98,17 @@ func startProcess(c Command, log zerolog.Logger) (*process, error) {
 		sc := bufio.NewScanner(errR)
 		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 		for sc.Scan() {
-			log.Info().Str("dir", "agent stderr").Msg(sc.Text())
+			line := sc.Text()
+			log.Info().Str("dir", "agent stderr").Msg(line)
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			p.mu.Lock()
+			p.tail = append(p.tail, line)
+			if len(p.tail) > stderrTailLines {
+				p.tail = p.tail[1:]
+			}
+			p.mu.Unlock()
 		}
 	}()
 	go func() {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -56,7 +58,7 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 			s.agentExited(ctx, "the agent", err)
 			return
 		}
-		s.agentFailed(ctx, err.Error(), err)
+		s.agentFailed(ctx, startFailure(err), err)
 		return
 	}
 	ictx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
@@ -72,21 +74,28 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	}()
 	resp, err := agent.Initialize(ictx)
 	name := "the agent"
-	if resp != nil && resp.AgentInfo != nil && resp.AgentInfo.Name != "" {
-		name = resp.AgentInfo.Name
+	if resp != nil {
+		name = acpside.DisplayName(resp.AgentInfo)
 	}
 	if err != nil && s.leftWhileStarting(ctx, agent) {
 		return
 	}
 	if err != nil {
-		agent.Close(ctx)
 		switch {
 		case errors.Is(err, acpside.ErrNoNES):
-			s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s does not offer Next Edit Suggestions, so there will be no suggestions.", name), err)
+			// Told at once: closing an agent can take seconds (it is given time to exit).
+			s.agentFailed(ctx, noNESMessage(name), err)
+			agent.Close(ctx)
 		case restart:
+			agent.Close(ctx)
 			s.agentExited(ctx, name, fmt.Errorf("initialize: %w", err))
 		default:
-			s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s did not initialize: %v", name, err), err)
+			msg := fmt.Sprintf("acp-lsp-bridge: %s did not initialize: %v", name, err)
+			if status, stderr, ok := agent.Exited(time.Second); ok {
+				msg = exitedMessage(cmd, status, "initialize", stderr)
+			}
+			s.agentFailed(ctx, msg, err)
+			agent.Close(ctx)
 		}
 		return
 	}
@@ -233,6 +242,41 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 		cmd.Dir = root
 	}
 	return acpside.Start(*cmd, opts)
+}
+
+// noNESMessage tells the user that the agent named offers no Next Edit Suggestions, and what to do.
+func noNESMessage(name string) string {
+	return fmt.Sprintf("acp-lsp-bridge: %s does not offer Next Edit Suggestions, so there will be no suggestions. "+
+		"For suggestions, remove the agent setting to use the bridge's built-in agent, use a model agent "+
+		"(`acp-lsp-bridge agent --model-url URL --model NAME`), or check another agent with `acp-lsp-bridge doctor -- COMMAND`.", name)
+}
+
+// exitedMessage tells the user that the agent's process ended before answering step, how it
+// ended, and the last lines it wrote to stderr, which usually say why.
+func exitedMessage(cmd *acpside.Command, status, step string, stderr []string) string {
+	who := "the agent"
+	if cmd != nil && cmd.Path != "" {
+		who = fmt.Sprintf("the agent `%s`", cmd)
+	}
+	msg := fmt.Sprintf("acp-lsp-bridge: %s exited (%s) before answering %s.", who, status, step)
+	if len(stderr) > 0 {
+		msg += " It wrote: " + strings.Join(stderr, " | ")
+	}
+	return msg
+}
+
+// startFailure tells the user that the agent could not be started, with what to do when its
+// command was not found.
+func startFailure(err error) string {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "acp-lsp-bridge:") {
+		msg = "acp-lsp-bridge: cannot start the agent: " + msg
+	}
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		msg += ". Put the agent's folder on the PATH the editor starts the bridge with, give its absolute path, " +
+			"or run a package through npx (command `npx`, args [\"-y\", \"PACKAGE\"])."
+	}
+	return msg
 }
 
 func (s *Server) agentFailed(ctx context.Context, msg string, err error) {

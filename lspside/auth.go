@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -75,9 +76,7 @@ func (s *Server) signInDialog(ctx context.Context, agent *acpside.Agent, name st
 				"acp-lsp-bridge: to sign in to %s with %q, set %s in the agent's environment (initializationOptions.agent.env, or the environment the editor starts the bridge in), then restart the bridge.",
 				name, m.Name, strings.Join(m.Vars, ", "))}
 		case "terminal":
-			return false, notice{protocol.MessageTypeInfo, fmt.Sprintf(
-				"acp-lsp-bridge: to sign in to %s with %q, run the agent's command with the arguments %q in a terminal, then run %s.",
-				name, m.Name, strings.Join(m.Args, " "), CommandSignIn)}
+			return false, notice{protocol.MessageTypeInfo, terminalSignIn(agent, name, m)}
 		}
 		s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signing in to %s (%s)…", name, m.Name))
 		actx, cancel := context.WithTimeout(ctx, s.cfg.UserWait)
@@ -195,4 +194,43 @@ func (s *Server) signInCommand(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// terminalSignIn tells the user the command a terminal sign-in method runs (the agent's own
+// command with the method's arguments and environment added) and where to run it.
+func terminalSignIn(agent *acpside.Agent, name string, m acpside.AuthMethod) string {
+	var words []string
+	keys := make([]string, 0, len(m.Env))
+	for k := range m.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		words = append(words, k+"="+shellQuote(m.Env[k]))
+	}
+	where := "in a terminal"
+	if c, ok := agent.Command(); ok {
+		words = append(words, shellQuote(c.Path))
+		for _, a := range c.Args {
+			words = append(words, shellQuote(a))
+		}
+		if c.Dir != "" {
+			where = "in a terminal, in the folder " + c.Dir
+		}
+	} else {
+		words = append(words, "AGENT")
+	}
+	for _, a := range m.Args {
+		words = append(words, shellQuote(a))
+	}
+	return fmt.Sprintf("acp-lsp-bridge: to sign in to %s with %q, run `%s` %s, then run the command %s.",
+		name, m.Name, strings.Join(words, " "), where, CommandSignIn)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain word characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

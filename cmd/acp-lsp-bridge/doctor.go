@@ -351,7 +351,9 @@ func (r *doctorReport) Human(color bool) string {
 				if i == 0 {
 					label = "stderr"
 				}
-				line(label, doctorShorten(l, 160))
+				// Whole: the agent's last words usually say what to do (up to a bound, for an
+				// agent that writes a whole file on one line).
+				line(label, doctorShorten(l, 2000))
 			}
 		}
 	}

@@ -13,8 +13,16 @@
 //             data {reason: "auth_required"}, as the NES RFD describes
 //     exit    initialize advertises nes; at nes/start it writes a line to stderr and exits with
 //             status 3 without answering
+//     early   writes a long line to stderr and exits with status 41 before reading anything, as
+//             gemini does without --acp when it has no API key
+//   In the auth mode it also offers a terminal sign-in method ("login", args ["--login"], env
+//   AGENT_LOGIN=1), but only to a client whose initialize says clientCapabilities.auth.terminal,
+//   as claude-agent-acp does.
+//   NO_NES_AGENT_LINGER=1  ignore stdin's end and SIGTERM, as codex-acp's native binary does: the
+//                          bridge has to kill it, which takes it seconds
 //   NO_NES_AGENT_LOG     file to append one JSON object per request read from stdin, whether or
-//                        not the agent has a handler for it (optional): {"method": M}
+//                        not the agent has a handler for it (optional): {"method": M}; the first
+//                        line is {"pid": PID}
 //
 // It answers initialize with agentInfo {name: "no-nes-agent", title: "No NES test agent",
 // version: "0.0.1"} and exits when its stdin closes.
@@ -34,9 +42,24 @@ const acp = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk
 
 const MODE = process.env.NO_NES_AGENT_MODE || "chat";
 const LOG = process.env.NO_NES_AGENT_LOG || "";
-if (!["chat", "refuse", "auth", "exit"].includes(MODE)) {
+if (!["chat", "refuse", "auth", "exit", "early"].includes(MODE)) {
   process.stderr.write(`no-nes-agent: unknown NO_NES_AGENT_MODE ${MODE}\n`);
   process.exit(2);
+}
+if (MODE === "early") {
+  process.stderr.write("no-nes-agent: starting\n");
+  process.stderr.write(
+    "When using no-nes-agent in a non-interactive environment, set NO_NES_AGENT_API_KEY in your environment or in the settings file, " +
+      "or choose another auth method with --auth; see the documentation for every option (this line is long on purpose)\n",
+    () => process.exit(41),
+  );
+  await new Promise(() => {});
+}
+if (LOG) fs.appendFileSync(LOG, JSON.stringify({ pid: process.pid }) + "\n");
+const LINGER = process.env.NO_NES_AGENT_LINGER === "1";
+if (LINGER) {
+  process.on("SIGTERM", () => {});
+  setInterval(() => {}, 1000);
 }
 
 // Records every request as it comes off stdin, before the SDK sees it.
@@ -57,7 +80,12 @@ function tapIn(chunk) {
 
 const app = acp.agent({ name: "no-nes-agent" });
 
-app.onRequest(acp.methods.agent.initialize, () => {
+// Whether the client said it handles terminal sign-in (clientCapabilities.auth.terminal).
+function offersTerminalAuth(params) {
+  return params?.clientCapabilities?.auth?.terminal === true;
+}
+
+app.onRequest(acp.methods.agent.initialize, ({ params }) => {
   const agentCapabilities = { loadSession: false, promptCapabilities: { image: true, embeddedContext: true } };
   if (MODE !== "chat") {
     agentCapabilities.nes = { events: { document: { didOpen: {}, didChange: { syncKind: "full" } } } };
@@ -71,6 +99,9 @@ app.onRequest(acp.methods.agent.initialize, () => {
         ? [
             { id: "chatgpt", name: "Log in with ChatGPT", description: "a browser sign-in" },
             { id: "api-key", name: "Use an API key" },
+            ...(MODE === "auth" && offersTerminalAuth(params)
+              ? [{ type: "terminal", id: "login", name: "Log in in a terminal", args: ["--login"], env: { AGENT_LOGIN: "1" } }]
+              : []),
           ]
         : [],
   };
@@ -95,4 +126,6 @@ app.onNotification("*", () => {});
 process.stdin.on("data", tapIn);
 const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
 process.stdout.on("error", () => process.exit(0));
-connection.closed.then(() => process.exit(0));
+connection.closed.then(() => {
+  if (!LINGER) process.exit(0);
+});
