@@ -37,8 +37,9 @@ func TestNeovimShippedConfigBuiltinAgent(t *testing.T) {
 
 // runShippedNeovim runs testdata/nvim/SCRIPT in Neovim 0.12 headless with the shipped
 // editors/neovim/acp.lua at hand (ACP_CONFIG), the built bridge and test agent, and a workspace
-// folder (NVIM_TEST_DIR) that it returns; the script must print done.
-func runShippedNeovim(t *testing.T, script, done string) (out, work string) {
+// folder (NVIM_TEST_DIR) that it returns; the script must print done. env is added to (and
+// overrides) that environment.
+func runShippedNeovim(t *testing.T, script, done string, env ...string) (out, work string) {
 	t.Helper()
 	nvim := os.Getenv("NVIM")
 	if nvim == "" {
@@ -69,6 +70,7 @@ func runShippedNeovim(t *testing.T, script, done string) (out, work string) {
 		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
 		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
 	)
+	cmd.Env = append(cmd.Env, env...)
 	b, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(b), done) {
 		log, _ := os.ReadFile(filepath.Join(xdg, "state", "nvim", "acp-lsp-bridge.log"))
