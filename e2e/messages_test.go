@@ -102,7 +102,7 @@ func TestBinaryMessagesSayWhatToDo(t *testing.T) {
 		if strings.Join(titles, "|") != "Log in with ChatGPT|Use an API key|Log in in a terminal|Not now" {
 			t.Errorf("the sign-in choices %q", titles)
 		}
-		want := "run `AGENT_LOGIN=1 " + node + " " + script + " --login` in a terminal, in the folder " + dir + ", then run the command acp-lsp-bridge.signIn."
+		want := "run `AGENT_LOGIN=1 " + node + " " + script + " --login` in a terminal, in the folder " + dir + ", then run the command acp-lsp-bridge.restart."
 		if msg := b.Record().Messages; !strings.Contains(strings.Join(msg, "\n"), want) {
 			t.Errorf("messages %q, want one saying %q", msg, want)
 		}

@@ -223,8 +223,10 @@ func terminalSignIn(agent *acpside.Agent, name string, m acpside.AuthMethod) str
 	for _, a := range m.Args {
 		words = append(words, shellQuote(a))
 	}
+	// Then restart: signing in again would only ask the same question, the agent not having
+	// been asked to start its session since.
 	return fmt.Sprintf("acp-lsp-bridge: to sign in to %s with %q, run `%s` %s, then run the command %s.",
-		name, m.Name, strings.Join(words, " "), where, CommandSignIn)
+		name, m.Name, strings.Join(words, " "), where, CommandRestart)
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but plain word characters.

@@ -688,6 +688,14 @@ func (r *doctorReport) classify(ctx, stepCtx context.Context, run doctorRun, age
 		r.fail(step, failures[0], reason)
 		return
 	}
+	// A request that could not be written (the agent exited before reading it) fails before the
+	// connection is seen to end.
+	ended := time.NewTimer(500 * time.Millisecond)
+	defer ended.Stop()
+	select {
+	case <-agent.Done():
+	case <-ended.C:
+	}
 	if agent.Ended() {
 		status := ""
 		if run.tap != nil {
@@ -710,7 +718,8 @@ func (r *doctorReport) classify(ctx, stepCtx context.Context, run doctorRun, age
 }
 
 // doctorAgentError is the JSON-RPC error the agent answered with, or nil when err is not one:
-// the Go SDK reports a timeout, a cancellation and a closed connection as errors of its own.
+// the Go SDK reports a timeout, a cancellation, a closed connection and a request it could not
+// write (the agent exited before reading it, as gemini without --acp does) as errors of its own.
 func doctorAgentError(err error) *acp.RequestError {
 	var re *acp.RequestError
 	if !errors.As(err, &re) {
@@ -719,12 +728,25 @@ func doctorAgentError(err error) *acp.RequestError {
 	if re.Code == -32603 || re.Code == -32800 {
 		if m, ok := re.Data.(map[string]any); ok && len(m) == 1 {
 			if s, ok := m["error"].(string); ok && (strings.HasPrefix(s, "peer disconnected") ||
-				s == context.DeadlineExceeded.Error() || s == context.Canceled.Error()) {
+				s == context.DeadlineExceeded.Error() || s == context.Canceled.Error() || doctorWriteFailed(s)) {
 				return nil
 			}
 		}
 	}
 	return re
+}
+
+// doctorWriteFailed reports the SDK's text for a request it could not write to the agent's stdin.
+func doctorWriteFailed(s string) bool {
+	if !strings.HasPrefix(s, "write ") && s != io.ErrClosedPipe.Error() {
+		return false
+	}
+	for _, e := range []error{syscall.EPIPE, os.ErrClosed, io.ErrClosedPipe} {
+		if strings.HasSuffix(s, e.Error()) {
+			return true
+		}
+	}
+	return false
 }
 
 func doctorDescribeAgent(resp *acp.InitializeResponse, enc encoding.Kind) *doctorAgent {
