@@ -96,6 +96,96 @@ function T.edit(path, text)
   return buf
 end
 
+-- The text of line row (1-based) of buf.
+function T.line(buf, row)
+  return api.nvim_buf_get_lines(buf, row - 1, row, false)[1]
+end
+
+-- guide runs the Lua blocks of the guide ACP_GUIDE as a user copies them, the bridge's path
+-- ('acp-lsp-bridge',) changed to ACP_LSP_BRIDGE; it checks that there are want blocks.
+function T.guide(want)
+  local text = assert(io.open(os.getenv('ACP_GUIDE'))):read('*a')
+  local n = 0
+  for code in text:gmatch('```lua\n(.-)```') do
+    code = code:gsub("'acp%-lsp%-bridge',", function() return vim.inspect(os.getenv('ACP_LSP_BRIDGE')) .. ',' end)
+    assert(load(code, os.getenv('ACP_GUIDE')))()
+    n = n + 1
+  end
+  T.check(n == want, 'the guide has ' .. n .. ' Lua blocks, want ' .. want)
+end
+
+-- The ends the bridge sent the agent, from its --trace file ACP_TRACE: {method, id, reason}.
+function T.ends()
+  local out = {}
+  for l in io.lines(os.getenv('ACP_TRACE')) do
+    local ok, rec = pcall(vim.json.decode, l)
+    if ok and rec.dir == 'bridge→agent' and (rec.message.method == 'nes/accept' or rec.message.method == 'nes/reject') then
+      table.insert(out, { rec.message.method, rec.message.params.id, rec.message.params.reason })
+    end
+  end
+  return out
+end
+
+-- check_ends checks that each id ended once, and that the ids of want ended as said there
+-- ('nes/accept', 'nes/reject rejected', ...).
+function T.check_ends(want)
+  local got, verdict = T.ends(), {}
+  for _, e in ipairs(got) do
+    T.check(not verdict[e[2]], e[2] .. ' ended twice: ' .. vim.inspect(got))
+    verdict[e[2]] = e[1] .. (e[3] and (' ' .. e[3]) or '')
+  end
+  for id, v in pairs(want) do
+    T.check(verdict[id] == v, id .. ' ended as ' .. tostring(verdict[id]) .. ', want ' .. v .. ': ' .. vim.inspect(got))
+  end
+end
+
+-- open_file writes text to path, opens it and waits until the LSP client name is attached.
+function T.open_file(path, text, name)
+  local fw = assert(io.open(path, 'w'))
+  fw:write(text)
+  fw:close()
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  local buf = api.nvim_get_current_buf()
+  T.check(T.wait_for(function() return #vim.lsp.get_clients({ bufnr = buf, name = name }) > 0 end, 10000), name .. ' did not attach')
+  return buf
+end
+
+-- rename_sum opens total.go (T.total_go) with the LSP client name attached, gives the built-in
+-- agent time to start, and renames sum to acc where it is declared (line 5), as the user would.
+function T.rename_sum(name)
+  local buf = T.open_file(T.dir .. '/total.go', T.total_go, name)
+  T.sleep(500)
+  api.nvim_win_set_cursor(0, { 5, 1 })
+  api.nvim_input('cwacc<Esc>')
+  return buf
+end
+
+-- tab_tab presses <Tab> twice, as the guides map it: the first jumps to the edit on line 7, the
+-- second applies the rename there.
+function T.tab_tab(buf)
+  api.nvim_input('<Tab>')
+  T.check(T.wait_for(function() return api.nvim_win_get_cursor(0)[1] == 7 end, 3000), 'the first <Tab> did not jump to line 7')
+  T.out('STEP jump ok')
+  api.nvim_input('<Tab>')
+  T.check(T.wait_for(function() return T.line(buf, 7) == '\t\t/*é*/ acc += p // 😀' end, 3000),
+    'after <Tab><Tab> line 7 reads ' .. vim.inspect(T.line(buf, 7)))
+end
+
+-- The Go function the plugin tests edit, with non-ASCII text before and after names.
+T.total_go = table.concat({
+  'package main',
+  '',
+  '// Total adds the prices, in €.',
+  'func Total(prices []int) int {',
+  '\tsum := 0 // 日本',
+  '\tfor _, p := range prices {',
+  '\t\t/*é*/ sum += p // 😀',
+  '\t}',
+  '\treturn sum',
+  '}',
+  '',
+}, '\n')
+
 function T.run(body)
   co = coroutine.create(function()
     body()
