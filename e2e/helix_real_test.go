@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHelixInTheTerminal runs the real Helix 25.07 ($HX) in a terminal (tmux), with the shipped
+// editors/helix/languages.toml copied into its configuration as its README says, only the
+// bridge's path changed, and the bridge's built-in agent that file names. As a user would, it
+// renames `sum` to `acc` where it is declared, takes the next use's rename from the code-action
+// menu (`space a`, Enter), takes the last one as a completion item (Ctrl-x, Tab, Enter), saves
+// with `:w` and quits with `:q`. It reads the screen at each step, then the saved file, and checks
+// that neither the bridge nor its agent is left running.
+func TestHelixInTheTerminal(t *testing.T) {
+	skipIfShort(t, "Helix in a terminal")
+	hx := os.Getenv("HX")
+	if hx == "" {
+		skipWithoutPeer(t, `HX is not set (eval "$(PEERS_HELIX=1 ../shared/tools/install-test-peers.sh)")`)
+	}
+	bridge, _ := binaries(t)
+	dir := t.TempDir()
+	config, work := filepath.Join(dir, "config"), filepath.Join(dir, "work")
+	for _, d := range []string{filepath.Join(config, "helix"), work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The shipped file, only the bridge's path changed (in `command` and in the agent it names).
+	shipped, err := os.ReadFile(filepath.Join(moduleRoot(t), "editors", "helix", "languages.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toml := strings.ReplaceAll(string(shipped), `command = "acp-lsp-bridge"`, `command = "`+bridge+`"`)
+	if strings.Count(toml, bridge) < 2 {
+		t.Fatalf("the bridge's path was not found in languages.toml twice (the server and its agent)")
+	}
+	if err := os.WriteFile(filepath.Join(config, "helix", "languages.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const text = "package main\n\n// Total adds the prices, in €.\nfunc Total(prices []int) int {\n\tsum := 0 // 日本\n\tfor _, p := range prices {\n\t\t/*é*/ sum += p\n\t}\n\treturn sum\n}\n"
+	file := filepath.Join(work, "total.go")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+config, "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8")
+	term := startTmux(t, work, env, 120, 30, hx, "total.go")
+	defer func() {
+		if t.Failed() {
+			t.Logf("the screen:\n%s", indentScreen(term.screen()))
+		}
+	}()
+	term.waitText(15*time.Second, "1  package main")
+
+	// Rename sum where it is declared.
+	term.keys("/")
+	term.text("sum")
+	term.keys("Enter")
+	term.keys("c")
+	term.text("acc")
+	term.keys("Escape")
+	term.waitText(5*time.Second, "acc := 0 // 日本")
+
+	// space a lists the next use's rename; Enter applies it.
+	waitAction := func(want string) {
+		t.Helper()
+		// The built-in agent starts in the background: ask again until the menu lists it.
+		term.waitScreen("the code action "+want, 20*time.Second, func(s string) bool {
+			if strings.Contains(s, want) {
+				return true
+			}
+			term.keys("Escape")
+			term.keys("Space", "a")
+			time.Sleep(700 * time.Millisecond)
+			return strings.Contains(term.screen(), want)
+		})
+	}
+	waitAction("Next edit: `sum` → `acc` (line 7)")
+	term.keys("Enter")
+	term.waitText(5*time.Second, "/*é*/ acc += p")
+
+	// The last use as a completion item: at the end of line 9, Ctrl-x lists it, Tab selects it
+	// and Enter takes it.
+	term.keys(":")
+	term.text("9")
+	term.keys("Enter")
+	term.keys("A")
+	term.waitScreen("the completion item acc", 20*time.Second, func(s string) bool {
+		if strings.Contains(s, "acc text") {
+			return true
+		}
+		term.keys("C-x")
+		time.Sleep(700 * time.Millisecond)
+		return strings.Contains(term.screen(), "acc text")
+	})
+	term.keys("Tab")
+	term.waitText(5*time.Second, "`sum` → `acc` (line 9)")
+	term.keys("Enter")
+	term.keys("Escape")
+	term.waitText(5*time.Second, "return acc")
+
+	// :w saves what the user accepted; :q leaves.
+	term.keys(":")
+	term.text("w")
+	term.keys("Enter")
+	term.waitText(5*time.Second, "'total.go' written")
+	got, err := os.ReadFile(file)
+	if want := strings.ReplaceAll(text, "sum", "acc"); err != nil || string(got) != want {
+		t.Errorf("the saved file:\n%s\nwant:\n%s (%v)", got, want, err)
+	}
+	term.keys(":")
+	term.text("q")
+	term.keys("Enter")
+	if code := term.waitExit(10 * time.Second); code != 0 {
+		t.Errorf("hx exited with %d", code)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(agentPIDs(bridge)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bridge or its agent still runs after hx quit: pids %v", agentPIDs(bridge))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
