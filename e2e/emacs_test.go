@@ -173,19 +173,34 @@ func emacsRun(t *testing.T, emacs, script, bridge, agent, offer, wantEnc, agentE
 	}
 
 	// The suggestion ends exactly once, with nes/accept. Emacs shut the bridge down politely
-	// before exiting, so the log is complete once nes/close is there.
-	msgs := emacsWaitForClose(t, p("agent.log"))
+	// before exiting. The agent's SDK hands notifications to it on a queue of their own, so the
+	// nes/accept sent before shutdown's nes/close request may reach its log just after it.
+	var msgs []emacsAgentMessage
 	var lifecycle []string
-	for _, m := range msgs {
-		if (m.Method == "nes/accept" || m.Method == "nes/reject") && m.Params.ID == res.ID {
-			lifecycle = append(lifecycle, m.raw)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		msgs = emacsWaitForClose(t, p("agent.log"))
+		lifecycle = nil
+		for _, m := range msgs {
+			if (m.Method == "nes/accept" || m.Method == "nes/reject") && m.Params.ID == res.ID {
+				lifecycle = append(lifecycle, m.raw)
+			}
+		}
+		if len(lifecycle) > 0 || time.Now().After(deadline) {
+			break
 		}
 	}
 	if len(lifecycle) != 1 || !strings.Contains(lifecycle[0], `"method":"nes/accept"`) {
 		fail("suggestion %q: want exactly one nes/accept, the agent received %d lifecycle messages for it: %s",
 			res.ID, len(lifecycle), strings.Join(lifecycle, " "))
 	}
-	if len(msgs) == 0 || msgs[len(msgs)-1].Method != "nes/close" {
+	closed := false
+	for i, m := range msgs {
+		closed = closed || m.Method == "nes/close"
+		if closed && m.Method != "nes/close" && m.Method != "nes/accept" {
+			fail("the agent received %s after nes/close (message %d)", m.Method, i)
+		}
+	}
+	if !closed {
 		fail("the agent never received nes/close after Eglot shut the bridge down")
 	}
 }
