@@ -36,7 +36,7 @@ import (
 //   - Focus and diagnostics: switching files sends acp-lsp-bridge/didFocus with the visible lines,
 //     and the JSON language service's error for a broken JSON file reaches nes/suggest's context
 //     until the file is fixed.
-//   - Issue 19: an unrelated User setting is saved, Restart the bridge, and the ghost text is back.
+//   - Settings in a remote window: an unrelated User setting is saved, Restart the bridge, and the ghost text is back.
 //
 // Screenshots of a failed step are kept (their folder is logged).
 func TestVSCodeReal(t *testing.T) {
@@ -300,7 +300,7 @@ func TestVSCodeReal(t *testing.T) {
 	d.do(map[string]any{"op": "clearToasts"})
 	lap("focus and diagnostics")
 
-	// Issue 19: save an unrelated User setting, restart the bridge, and the ghost text is back.
+	// Settings in a remote window: save an unrelated User setting, restart the bridge, and the ghost text is back.
 	d.do(map[string]any{"op": "palette", "title": "Preferences: Open User Settings (JSON)"})
 	userFile := filepath.Join(ud, "User", "settings.json")
 	d.do(map[string]any{"op": "editor", "path": userFile})
@@ -333,7 +333,7 @@ func TestVSCodeReal(t *testing.T) {
 	d.do(map[string]any{"op": "press", "keys": []string{"Tab"}})
 	d.do(map[string]any{"op": "waitLine", "line": 6, "text": `z := "日本"; quux(z)`})
 	agentHeard("nes/accept from the restarted bridge", func(m []map[string]any) bool { return len(accepts(m)) == 3 })
-	lap("issue 19: a User setting saved, the bridge restarted, ghost text again")
+	lap("remote-window settings: a User setting saved, the bridge restarted, ghost text again")
 
 	// What ran: two bridges (the first start failed before any), each with the User settings' agent
 	// and log file; nothing the workspace named.

@@ -267,7 +267,7 @@ func TestVSCodeManifest(t *testing.T) {
 		t.Error("extension.ts reads a setting with config.get, which takes a workspace's value too: use userSetting")
 	}
 	props := man.Contributes.Configuration.Properties
-	// The scopes (issue 19): the bridge's path belongs to each machine (in a remote window, the
+	// The scopes: the bridge's path belongs to each machine (in a remote window, the
 	// Remote settings); the rest is window-scoped, so that the User settings apply in local and
 	// remote windows alike. machine-overridable would be wrong twice over: a remote window ignores
 	// it in the User settings, and a workspace may set it.

@@ -83,8 +83,8 @@ type config struct {
 func main() {
 	// The bridge holds the editor's open documents for as long as they are open, so most of its
 	// heap is live. Go collects garbage once the heap has doubled; collecting when it has grown by
-	// half keeps resident memory nearer to what the bridge holds, for a little more CPU (issue 8's
-	// memory budget). GOGC in the environment still decides.
+	// half keeps resident memory nearer to what the bridge holds, for a little more CPU (README, "Performance":
+	// the memory budget). GOGC in the environment still decides.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
