@@ -69,6 +69,8 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 			return nil, err
 		}
 	}
+	// The user may have come here from the file where the agent proposed it (by its jump).
+	lives = append(lives, s.sugs.editing(snap.URI, snap.Version)...)
 	kind := "refactor.rewrite"
 	if len(p.Context.Diagnostics) > 0 {
 		kind = "quickfix"

@@ -76,7 +76,7 @@ func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor
 		if t.uri != base.URI {
 			file = filepath.Base(uriPath(t.uri))
 		}
-		l.title = translate.EditTitle(t.mapper, merged, file)
+		l.title = translate.SpansTitle(t.mapper, spans, file)
 		if t.uri == base.URI {
 			l.spans, l.repl = spans, &merged
 		}

@@ -227,6 +227,28 @@ func (t *tracker) forDocument(uri string, version int) []*live {
 	return out
 }
 
+// editing returns the live suggestions produced for other documents that edit this one, as it
+// reads at version (a rename the agent proposed for it while the user was in another file), oldest
+// id first.
+func (t *tracker) editing(uri string, version int) []*live {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*live
+	for _, l := range t.by {
+		if l.uri == uri || l.applied {
+			continue
+		}
+		for _, f := range l.files {
+			if f.URI == uri && f.Version != nil && *f.Version == version {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
 // forURI returns the live suggestions produced for a document, at any version, oldest id first.
 func (t *tracker) forURI(uri string) []*live {
 	t.mu.Lock()

@@ -172,6 +172,55 @@ func TestCodeActionsForEveryKind(t *testing.T) {
 	checkEndedOnce(t, e, "e1", "e2", "j1", "r1", "s1", "s2", "o1", "o2")
 }
 
+// TestCodeActionsInTheFileTheyEdit: an edit the agent proposed for another open file, while the
+// user was in the first, is offered in that file's code actions too (the user went there by its
+// jump), as long as that file reads as it was when proposed.
+func TestCodeActionsInTheFileTheyEdit(t *testing.T) {
+	root, _ := workspace(t, map[string]string{})
+	mainURI, otherURI := root+"/main.go", root+"/other.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
+	e.root = root
+	e.initialize("utf-16")
+	e.WaitReady()
+	e.Open(mainURI, "package main\n\nfunc Sum() {}\n")
+	e.Open(otherURI, "package main\n\n// 日本\nvar x = Total()\n")
+
+	actionsIn := func(u string, line int, answer []any) []string {
+		t.Helper()
+		ch := make(chan []fakeeditor.CodeAction, 1)
+		go func() {
+			a, err := e.CodeActions(u, lineStart(line))
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- a
+		}()
+		if answer != nil {
+			sc.nextCall(t)
+			sc.answers <- map[string]any{"suggestions": answer}
+		}
+		var titles []string
+		for _, a := range <-ch {
+			titles = append(titles, a.Title)
+		}
+		return titles
+	}
+	want := "Next edit: `Total` → `Sum` (other.go:4)"
+	if got := actionsIn(mainURI, 2, []any{editSug("e1", otherURI, 3, 8, 3, 13, "Sum")}); len(got) != 1 || got[0] != want {
+		t.Fatalf("code actions in main.go: %q, want %q", got, want)
+	}
+	if got := actionsIn(otherURI, 0, []any{}); len(got) != 1 || got[0] != want {
+		t.Errorf("code actions in other.go: %q, want %q", got, want)
+	}
+	// Once other.go changed, the edit is stale there: not offered, and ended.
+	e.ChangeAt(otherURI, 2, fakeeditor.Replace(fakeeditor.At(0, 0), fakeeditor.At(0, 0), "// x\n"))
+	e.waitAgent("nes/reject e1", rejectOf("e1", acp.UnstableNesRejectReasonIgnored))
+	if got := actionsIn(otherURI, 0, []any{}); len(got) != 0 {
+		t.Errorf("code actions in the changed other.go: %q", got)
+	}
+}
+
 func TestCodeActionsUseDocumentChangesWhenSupported(t *testing.T) {
 	root, _ := workspace(t, map[string]string{"other.go": "x\n"})
 	sc := newScripted()

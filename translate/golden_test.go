@@ -505,7 +505,7 @@ func (c *goldenCase) codeAction(s acp.UnstableNesSuggestion) (map[string]any, er
 		if s.Edit.Uri != goldenDocURI {
 			file = filepath.Base(s.Edit.Uri)
 		}
-		out["title"] = EditTitle(m, Merge(m.Text(), spans), file)
+		out["title"] = SpansTitle(m, spans, file)
 		files = append(files, fileEdit(s.Edit.Uri, spans))
 	case s.Rename != nil:
 		m, err := target(s.Rename.Uri)

@@ -347,6 +347,35 @@ func EditTitle(m *encoding.Mapper, r Replacement, file string) string {
 	return fmt.Sprintf("Next edit: `%s` → `%s` (%s)", Snippet(old, 40), Snippet(r.Text, 40), where)
 }
 
+// SpansTitle describes an edit given as spans of m's text: when it makes the same replacement in
+// several places (a rename across a file) "Next edit: `old` → `new` (3 places from line N)", else
+// EditTitle of the spans merged.
+func SpansTitle(m *encoding.Mapper, spans []Span, file string) string {
+	text := m.Text()
+	same := len(spans) > 1
+	for _, sp := range spans[1:] {
+		if sp.Text != spans[0].Text || text[sp.Start:sp.End] != text[spans[0].Start:spans[0].End] {
+			same = false
+			break
+		}
+	}
+	if !same {
+		return EditTitle(m, Merge(text, spans), file)
+	}
+	where := fmt.Sprintf("%d places from line %d", len(spans), m.LineOf(spans[0].Start)+1)
+	if file != "" {
+		where = fmt.Sprintf("%d places from %s:%d", len(spans), file, m.LineOf(spans[0].Start)+1)
+	}
+	old := text[spans[0].Start:spans[0].End]
+	switch {
+	case old == "":
+		return fmt.Sprintf("Next edit: insert `%s` (%s)", Snippet(spans[0].Text, 50), where)
+	case spans[0].Text == "":
+		return fmt.Sprintf("Next edit: delete `%s` (%s)", Snippet(old, 50), where)
+	}
+	return fmt.Sprintf("Next edit: `%s` → `%s` (%s)", Snippet(old, 40), Snippet(spans[0].Text, 40), where)
+}
+
 // SpansToCompletionItem presents an edit of the document being completed as one completion item.
 // LSP requires the item's main textEdit to be on one line and to contain the cursor: that is the
 // span around the cursor when there is one, else an empty edit at the cursor; the other spans go to

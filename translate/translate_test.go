@@ -143,3 +143,33 @@ func TestReplacementToInlineItem(t *testing.T) {
 		}
 	}
 }
+
+// TestSpansTitle: the same replacement in several places is named once, with its count; any other
+// edit by its merged replacement.
+func TestSpansTitle(t *testing.T) {
+	m := encoding.NewMapper("a := Total(1)\nb := Total(2) // 日本\nc := Total\n")
+	at := func(line, col int) int {
+		off, err := m.PositionOffset(encoding.Position{Line: line, Character: col}, encoding.UTF8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return off
+	}
+	rename := []Span{{at(0, 5), at(0, 10), "Sum"}, {at(1, 5), at(1, 10), "Sum"}, {at(2, 5), at(2, 10), "Sum"}}
+	for _, c := range []struct {
+		spans []Span
+		file  string
+		want  string
+	}{
+		{rename, "", "Next edit: `Total` → `Sum` (3 places from line 1)"},
+		{rename, "main.go", "Next edit: `Total` → `Sum` (3 places from main.go:1)"},
+		{rename[1:2], "", "Next edit: `Total` → `Sum` (line 2)"},
+		{[]Span{{at(0, 5), at(0, 10), ""}, {at(2, 5), at(2, 10), ""}}, "", "Next edit: delete `Total` (2 places from line 1)"},
+		{[]Span{{at(0, 5), at(0, 10), "Sum"}, {at(1, 5), at(1, 10), "Add"}}, "", "Next edit: `Total(1)⏎b := Total` → `Sum(1)⏎b := Add` (line 1)"},
+		{[]Span{{at(0, 0), at(0, 0), "x"}, {at(1, 0), at(1, 0), "x"}}, "", "Next edit: insert `x` (2 places from line 1)"},
+	} {
+		if got := SpansTitle(m, c.spans, c.file); got != c.want {
+			t.Errorf("SpansTitle(%v, %q) = %q, want %q", c.spans, c.file, got, c.want)
+		}
+	}
+}
