@@ -42,7 +42,7 @@ type Request struct {
 	// Recent are this document's recent edits, oldest first; the last one may still be growing
 	// (the user is typing). At most MaxEdits are kept.
 	Recent []Edit
-	// Open are the other open documents (not their text), most recently edited first.
+	// Open are the other open documents, most recently edited first.
 	Open []OpenDocument
 }
 
@@ -50,6 +50,7 @@ type Request struct {
 type OpenDocument struct {
 	URI, LanguageID string
 	Text            string
+	m               *encoding.Mapper // Text's, for the positions of suggestions in it
 }
 
 // Edit is one edit as a person would describe it: keystrokes in one place are grouped. In the text
@@ -69,12 +70,19 @@ type TextEdit struct {
 	NewText    string
 }
 
-// Suggestion is one edit suggestion for the requested document.
+// Suggestion is one suggestion: an edit of the requested document or of another open one, or a
+// jump to a place in one.
 type Suggestion struct {
+	// URI is the document the suggestion is for: "" (or the request's URI) for the requested one,
+	// or one of Request.Open; the offsets below are in that document's text.
+	URI   string
 	Edits []TextEdit
 	// Cursor, when set, is where the cursor should go after the edits, as a byte offset in the
 	// text after them.
 	Cursor *int
+	// Jump, when set, makes the suggestion a jump to this byte offset (Edits and Cursor are
+	// ignored). Jumps are sent only to a client that accepts them.
+	Jump *int
 }
 
 // MaxEdits bounds the edit history kept per document.
@@ -109,6 +117,7 @@ type Agent struct {
 
 	mu      sync.Mutex
 	enc     encoding.Kind
+	jumps   bool // the client accepts jump suggestions
 	docs    map[string]*docState
 	seq     uint64
 	next    int
@@ -144,6 +153,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		enc := encoding.Negotiate(offered, []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16})
 		a.mu.Lock()
 		a.enc = enc
+		a.jumps = p.ClientCapabilities.Nes != nil && p.ClientCapabilities.Nes.Jump != nil
 		a.mu.Unlock()
 		pe := acp.PositionEncodingKind(enc.String())
 		return acp.InitializeResponse{
@@ -339,12 +349,41 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 		}
 		return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
+	a.mu.Lock()
+	jumps := a.jumps
+	a.mu.Unlock()
 	out := []acp.UnstableNesSuggestion{}
 	for _, s := range sugs {
-		edit := acp.UnstableNesSuggestionEdit{Kind: "edit", Uri: p.Uri}
+		uri, m, base := p.Uri, d.m, text
+		if s.URI != "" && s.URI != p.Uri {
+			uri, m = s.URI, nil
+			for _, o := range req.Open {
+				if o.URI == s.URI {
+					m, base = o.m, o.Text
+					break
+				}
+			}
+			if m == nil {
+				continue // not a document the client has open
+			}
+		}
+		if s.Jump != nil {
+			if !jumps {
+				continue
+			}
+			pos, err := m.OffsetPosition(*s.Jump, enc)
+			if err != nil {
+				continue
+			}
+			out = append(out, acp.UnstableNesSuggestion{Jump: &acp.UnstableNesSuggestionJump{
+				Id: a.newID(), Kind: "jump", Uri: uri, Position: acp.UnstablePosition{Line: pos.Line, Character: pos.Character},
+			}})
+			continue
+		}
+		edit := acp.UnstableNesSuggestionEdit{Kind: "edit", Uri: uri}
 		ok := true
 		for _, te := range s.Edits {
-			r, err := d.m.OffsetsRange(te.Start, te.End, enc)
+			r, err := m.OffsetsRange(te.Start, te.End, enc)
 			if err != nil {
 				ok = false
 				break
@@ -361,18 +400,23 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 			continue
 		}
 		if s.Cursor != nil {
-			after := encoding.NewMapper(applyEdits(text, s.Edits))
+			after := encoding.NewMapper(applyEdits(base, s.Edits))
 			if pos, err := after.OffsetPosition(*s.Cursor, enc); err == nil {
 				edit.CursorPosition = &acp.UnstablePosition{Line: pos.Line, Character: pos.Character}
 			}
 		}
-		a.mu.Lock()
-		a.next++
-		edit.Id = fmt.Sprintf("%s-%d", a.opts.Name, a.next)
-		a.mu.Unlock()
+		edit.Id = a.newID()
 		out = append(out, acp.UnstableNesSuggestion{Edit: &edit})
 	}
 	return acp.UnstableSuggestNesResponse{Suggestions: out}, nil
+}
+
+// newID returns a new suggestion id.
+func (a *Agent) newID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next++
+	return fmt.Sprintf("%s-%d", a.opts.Name, a.next)
 }
 
 // applyEdits applies non-overlapping edits of text, in any order.
@@ -437,7 +481,7 @@ func (a *Agent) others(uri string) []OpenDocument {
 	}
 	out := make([]OpenDocument, len(list))
 	for i, x := range list {
-		out[i] = OpenDocument{URI: x.uri, LanguageID: x.d.languageID, Text: x.d.m.Text()}
+		out[i] = OpenDocument{URI: x.uri, LanguageID: x.d.languageID, Text: x.d.m.Text(), m: x.d.m}
 	}
 	return out
 }

@@ -23,7 +23,8 @@ Usage:
 
 It speaks ACP on stdin/stdout, like any agent; the bridge starts it by itself when no other agent
 is configured. The built-in engine suggests, after you rename an identifier in one place, the same
-rename at its next occurrences, and after you edit one line, the same edit on nearby lines of the
+rename at its next occurrences, and in the other open files of the same language that use it (an
+edit, and a jump to see it first); after you edit one line, the same edit on nearby lines of the
 same shape. With --model-url it asks a model (llama.cpp's server, Ollama, vLLM, hosted APIs) to
 rewrite the region around the cursor; see docs/model-agent.md.
 

@@ -3,7 +3,9 @@
 //
 //   - a rename: one identifier on the line became another one (count → total). The same change is
 //     suggested at the other occurrences of the old identifier in the document, as whole
-//     identifiers, nearest to the cursor first, one suggestion per occurrence (see rename.go);
+//     identifiers, nearest to the cursor first, one suggestion per occurrence; then, for each other
+//     open document of the same language that uses the old identifier, an edit renaming it there
+//     and a jump to its first use (see rename.go);
 //   - a repeated edit: any other change of one line (foo(a) → foo(a, ctx), log.Print →
 //     log.Printf, err → wrap(err), read(x) → read(x)?). The same change is suggested on the
 //     nearby lines that have the same shape, nearest first, one suggestion per line (see

@@ -2,9 +2,11 @@ package builtin_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,13 +28,19 @@ func TestMain(m *testing.M) {
 // offers utf-16 only, so that every position crosses a conversion.
 func connect(t *testing.T) *acpside.Agent {
 	t.Helper()
+	return connectWith(t, acpside.ClientKinds{})
+}
+
+// connectWith is connect for a client that presents these suggestion kinds.
+func connectWith(t *testing.T, kinds acpside.ClientKinds) *acpside.Agent {
+	t.Helper()
 	toAgentR, toAgentW := io.Pipe()
 	fromAgentR, fromAgentW := io.Pipe()
 	go func() {
 		nesagent.New(builtin.New(), nesagent.Options{Name: "builtin", Version: "test"}).Serve(toAgentR, fromAgentW)
 		fromAgentW.Close()
 	}()
-	c := acpside.Connect(fromAgentR, toAgentW, acpside.Options{Log: zerolog.Nop(), Encodings: []encoding.Kind{encoding.UTF16}})
+	c := acpside.Connect(fromAgentR, toAgentW, acpside.Options{Log: zerolog.Nop(), Encodings: []encoding.Kind{encoding.UTF16}, Kinds: kinds})
 	t.Cleanup(func() { c.Close(context.Background()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -138,5 +146,58 @@ func TestKitRepeatedEditTypedKeyByKey(t *testing.T) {
 	want := got{pos(0, 6), pos(0, 6), pos(0, 11), ", ctx"}
 	if len(sugs) != 1 || sugs[0] != want {
 		t.Errorf("suggestions %+v, want %+v", sugs, want)
+	}
+}
+
+// TestKitRenameInOtherDocuments: a rename in one document is suggested in the other open documents
+// of its language that use the old name, as an edit of all their uses and a jump to the first, and
+// the jump only to a client that accepts jumps.
+func TestKitRenameInOtherDocuments(t *testing.T) {
+	for _, jumps := range []bool{true, false} {
+		t.Run(map[bool]string{true: "jumps", false: "no jumps"}[jumps], func(t *testing.T) {
+			c := connectWith(t, acpside.ClientKinds{Jump: jumps})
+			ctx := context.Background()
+			open := func(uri, lang, text string) {
+				t.Helper()
+				if err := c.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: uri, LanguageId: lang, Version: 1, Text: text}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			const u = "file:///w/total.go"
+			open("file:///w/main.go", "go", "package main\n\n// 日本 Total\nfunc main() { println(Total(nil), Totals, Total(nil)) }\n")
+			open("file:///w/README.md", "markdown", "Total adds.\n")
+			open("file:///w/other.go", "go", "package main\n")
+			open(u, "go", "package main\n\nfunc Total(p []int) int { return 0 }\n")
+			if err := c.DidChange(ctx, acp.UnstableDidChangeDocumentNotification{Uri: u, Version: 2, ContentChanges: replace(pos(2, 5), pos(2, 10), "Sum")}); err != nil {
+				t.Fatal(err)
+			}
+			sugs, err := c.Suggest(ctx, acp.UnstableSuggestNesRequest{Uri: u, Version: 2, Position: pos(2, 8), TriggerKind: "automatic"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var desc []string
+			for _, s := range sugs {
+				switch {
+				case s.Edit != nil:
+					d := "edit " + s.Edit.Uri
+					for _, e := range s.Edit.Edits {
+						d += fmt.Sprintf(" %d:%d-%d:%d=%s", e.Range.Start.Line, e.Range.Start.Character, e.Range.End.Line, e.Range.End.Character, e.NewText)
+					}
+					desc = append(desc, d)
+				case s.Jump != nil:
+					desc = append(desc, fmt.Sprintf("jump %s %d:%d", s.Jump.Uri, s.Jump.Position.Line, s.Jump.Position.Character))
+				default:
+					desc = append(desc, fmt.Sprintf("%+v", s))
+				}
+			}
+			// utf-16 columns; Totals is another identifier; README.md is another language.
+			want := []string{"edit file:///w/main.go 2:6-2:11=Sum 3:22-3:27=Sum 3:42-3:47=Sum"}
+			if jumps {
+				want = append(want, "jump file:///w/main.go 2:6")
+			}
+			if strings.Join(desc, "\n") != strings.Join(want, "\n") {
+				t.Errorf("suggestions:\n%s\nwant:\n%s", strings.Join(desc, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }

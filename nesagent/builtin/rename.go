@@ -94,5 +94,46 @@ func (e *engine) rename(req nesagent.Request, c change) []nesagent.Suggestion {
 		}
 		out = append(out, suggestion([]nesagent.TextEdit{{Start: at, End: at + len(old), NewText: nw}}))
 	}
+	return append(out, elsewhere(req, old, nw)...)
+}
+
+// Bounds of a rename's suggestions for the other open documents.
+const (
+	maxOtherDocuments = 4   // the most recently edited ones of the request's language
+	maxOtherEdits     = 500 // occurrences renamed in one of them
+)
+
+// elsewhere suggests the rename in the other open documents of the same language that use the old
+// identifier, most recently edited first: for each, one edit renaming its occurrences (at most
+// maxOtherEdits) and a jump to the first of them, for the user who wants to look before renaming.
+func elsewhere(req nesagent.Request, old, nw string) []nesagent.Suggestion {
+	var out []nesagent.Suggestion
+	docs := 0
+	for _, d := range req.Open {
+		if docs == maxOtherDocuments {
+			break
+		}
+		if d.URI == req.URI || d.LanguageID != req.LanguageID {
+			continue
+		}
+		var edits []nesagent.TextEdit
+		for from := 0; len(edits) < maxOtherEdits; {
+			i := strings.Index(d.Text[from:], old)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(old)
+			if !wordBefore(d.Text, i) && !wordAfter(d.Text, i+len(old)) {
+				edits = append(edits, nesagent.TextEdit{Start: i, End: i + len(old), NewText: nw})
+			}
+		}
+		if len(edits) == 0 {
+			continue
+		}
+		docs++
+		first := edits[0].Start
+		out = append(out, nesagent.Suggestion{URI: d.URI, Edits: edits}, nesagent.Suggestion{URI: d.URI, Jump: &first})
+	}
 	return out
 }
