@@ -12,9 +12,12 @@ import (
 // editors/helix/languages.toml copied into its configuration as its README says, only the
 // bridge's path changed, and the bridge's built-in agent that file names. As a user would, it
 // renames `sum` to `acc` where it is declared, takes the next use's rename from the code-action
-// menu (`space a`, Enter), takes the last one as a completion item (Ctrl-x, Tab, Enter), saves
-// with `:w` and quits with `:q`. It reads the screen at each step, then the saved file, and checks
-// that neither the bridge nor its agent is left running.
+// menu (`space a`, Enter), takes the last one as a completion item (Ctrl-x, Tab, Enter) and saves
+// with `:w`. Then it renames the function Total, which another open file calls: the code-action
+// menu offers that file's rename and a jump to it; it takes the jump, which shows the other file,
+// takes the rename there from the menu, saves both with `:wa` and quits with `:q`. It reads the
+// screen at each step, then the saved files, and checks that neither the bridge nor its agent is
+// left running.
 func TestHelixInTheTerminal(t *testing.T) {
 	skipIfShort(t, "Helix in a terminal")
 	hx := os.Getenv("HX")
@@ -42,12 +45,16 @@ func TestHelixInTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	const text = "package main\n\n// Total adds the prices, in €.\nfunc Total(prices []int) int {\n\tsum := 0 // 日本\n\tfor _, p := range prices {\n\t\t/*é*/ sum += p\n\t}\n\treturn sum\n}\n"
-	file := filepath.Join(work, "total.go")
+	const mainText = "package main\n\nfunc main() {\n\tprintln(\"日本\", Total([]int{1, 2}), Total(nil))\n}\n"
+	file, mainFile := filepath.Join(work, "total.go"), filepath.Join(work, "main.go")
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(mainFile, []byte(mainText), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	env := append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+config, "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8")
-	term := startTmux(t, work, env, 120, 30, hx, "total.go")
+	term := startTmux(t, work, env, 120, 30, hx, "total.go", "main.go")
 	defer func() {
 		if t.Failed() {
 			t.Logf("the screen:\n%s", indentScreen(term.screen()))
@@ -107,9 +114,42 @@ func TestHelixInTheTerminal(t *testing.T) {
 	term.text("w")
 	term.keys("Enter")
 	term.waitText(5*time.Second, "'total.go' written")
-	got, err := os.ReadFile(file)
-	if want := strings.ReplaceAll(text, "sum", "acc"); err != nil || string(got) != want {
-		t.Errorf("the saved file:\n%s\nwant:\n%s (%v)", got, want, err)
+	saved := strings.ReplaceAll(text, "sum", "acc")
+	if got, err := os.ReadFile(file); err != nil || string(got) != saved {
+		t.Errorf("the saved file:\n%s\nwant:\n%s (%v)", got, saved, err)
+	}
+
+	// Rename the function, which main.go calls: the menu offers the rename in main.go and a
+	// jump there. The jump (the second item) shows main.go, where the menu offers the rename.
+	term.keys("/")
+	term.text(`Total\(`)
+	term.keys("Enter")
+	term.keys("c")
+	term.text("Sum(")
+	term.keys("Escape")
+	term.waitText(5*time.Second, "func Sum(prices []int) int {")
+	waitAction("Next edit: `Total` → `Sum` (2 places from main.go:4)")
+	term.waitText(5*time.Second, "Next edit: go to main.go:4")
+	term.keys("Down")
+	term.keys("Enter")
+	term.waitText(5*time.Second, `println("日本", Total([]int{1, 2}), Total(nil))`)
+	term.waitText(5*time.Second, "main.go")
+	waitAction("Next edit: `Total` → `Sum` (2 places from main.go:4)")
+	term.keys("Enter")
+	term.waitText(5*time.Second, `println("日本", Sum([]int{1, 2}), Sum(nil))`)
+	term.keys(":")
+	term.text("wa")
+	term.keys("Enter")
+	saved = strings.Replace(saved, "func Total", "func Sum", 1)
+	for f, want := range map[string]string{file: saved, mainFile: strings.ReplaceAll(mainText, "Total", "Sum")} {
+		got, _ := os.ReadFile(f)
+		for deadline := time.Now().Add(5 * time.Second); string(got) != want && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+			got, _ = os.ReadFile(f)
+		}
+		if string(got) != want {
+			t.Errorf("the saved %s:\n%s\nwant:\n%s", filepath.Base(f), got, want)
+		}
 	}
 	term.keys(":")
 	term.text("q")
