@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,6 +36,9 @@ type process struct {
 	stdout io.ReadCloser
 	exited chan struct{}
 	err    error // valid after exited is closed
+	// lifeline is the bridge's end of the guard's pipe (nil without a guard); closing it, or the
+	// bridge ending in any way, makes the guard end the agent's process group.
+	lifeline *os.File
 
 	mu   sync.Mutex
 	tail []string // the last lines the agent wrote to stderr
@@ -111,9 +116,16 @@ func startProcess(c Command, log zerolog.Logger) (*process, error) {
 			p.mu.Unlock()
 		}
 	}()
+	if p.lifeline, err = startGuard(cmd.Process.Pid); err != nil {
+		log.Warn().Err(err).Msg("cannot start the guard that ends the agent's processes should the bridge be killed")
+	}
 	go func() {
 		p.err = cmd.Wait()
 		log.Info().Int("pid", cmd.Process.Pid).Str("status", exitStatus(p.err)).Msg("agent exited")
+		// What the agent started and left behind in its group ends with it.
+		if p.lifeline != nil {
+			p.lifeline.Close()
+		}
 		close(p.exited)
 	}()
 	log.Info().Int("pid", cmd.Process.Pid).Str("command", c.String()).Msg("agent started")
@@ -144,4 +156,79 @@ func (p *process) stop(grace time.Duration) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-p.exited
+}
+
+// The guard of an agent's process group is a second process, the bridge's own executable started
+// again with guardEnv naming the group: it waits until its stdin (the lifeline, a pipe whose
+// other end only the bridge holds) reaches end of file, which happens when the agent's leader has
+// exited or the bridge has ended, however it ended (even SIGKILL, which runs none of the bridge's
+// code), and then ends the group: SIGTERM, and SIGKILL a second later. The agent's leader also has
+// a parent-death signal, but that reaches only it, not the processes it started (a Node wrapper's
+// native binary, an agent that relaunched itself).
+const guardEnv = "ACP_LSP_BRIDGE_GUARD_PGID"
+
+// guardArg is the guard's first argument, so that ps shows what it is.
+const guardArg = "(agent guard)"
+
+func init() {
+	// Package initialization runs before the program's main: whatever program the bridge is
+	// (the command, a test binary), started as a guard it does that and nothing else.
+	if v := os.Getenv(guardEnv); v != "" {
+		os.Exit(runGuard(v, os.Stdin))
+	}
+}
+
+// runGuard is the guard's life: wait for the lifeline to end, then end the group pgid.
+func runGuard(pgid string, lifeline io.Reader) int {
+	g, err := strconv.Atoi(pgid)
+	if err != nil || g <= 1 {
+		fmt.Fprintf(os.Stderr, "%s=%q: not a process group\n", guardEnv, pgid)
+		return 2
+	}
+	// The signals a terminal or an editor sends to the bridge's group must not end the guard
+	// first (it has a group of its own, but a session's end reaches it too).
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
+	_, _ = io.Copy(io.Discard, lifeline)
+	endGroup(g, time.Second)
+	return 0
+}
+
+// endGroup ends the process group pgid: SIGTERM, then SIGKILL once grace has passed with any
+// member still there.
+func endGroup(pgid int, grace time.Duration) {
+	if syscall.Kill(-pgid, 0) == syscall.ESRCH {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if syscall.Kill(-pgid, 0) == syscall.ESRCH {
+			return
+		}
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// startGuard starts the guard of the process group pgid and returns the lifeline's write end.
+func startGuard(pgid int) (*os.File, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	cmd := exec.Command(exe, guardArg)
+	cmd.Env = append(os.Environ(), guardEnv+"="+strconv.Itoa(pgid))
+	cmd.Stdin = r
+	cmd.Dir = "/"
+	// A group of its own: a signal to the bridge's group (Ctrl-C in a terminal) leaves it be.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	go func() { _ = cmd.Wait() }()
+	return w, nil
 }

@@ -4,10 +4,15 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"os/signal"
 	"slices"
+	"syscall"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -26,7 +31,27 @@ func main() {
 	contextJSON := flag.String("context", "", `nes.context to ask for, as JSON, e.g. {"diagnostics":{},"editHistory":{"maxCount":4}}`)
 	fault := flag.String("fault", "", testagent.FaultHelp)
 	startDelay := flag.Duration("start-delay", 0, "wait this long before answering initialize: an agent that is slow to start")
+	pidFile := flag.String("pid-file", "", "append a line \"ROLE PID\" to this file for the agent and each process it starts (roles: agent, helper, relauncher)")
+	helper := flag.Bool("spawn-helper", false, "start a helper process that ignores SIGTERM and the end of its stdin and runs until killed, as a Node wrapper's native binary may")
+	relaunch := flag.Bool("relaunch", false, "relaunch: start this command again as a child (without --relaunch, the same stdin and stdout) and wait for it, as some Node agents do")
+	helperMode := flag.Bool("helper", false, "be the helper that --spawn-helper starts")
 	flag.Parse()
+	if *helperMode {
+		runHelper(*pidFile)
+		return
+	}
+	if *relaunch {
+		os.Exit(runRelauncher(*pidFile))
+	}
+	recordPID(*pidFile, "agent")
+	if *helper {
+		cmd := exec.Command(os.Args[0], "--helper", "--pid-file", *pidFile)
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "acp-test-agent: --spawn-helper:", err)
+			os.Exit(2)
+		}
+		go cmd.Wait()
+	}
 	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, MirrorDir: *mirrorDir}
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
@@ -63,4 +88,51 @@ func main() {
 		cfg.Log = f
 	}
 	testagent.New(cfg).Serve(os.Stdin, os.Stdout)
+}
+
+// recordPID appends "role pid" to path, when set.
+func recordPID(path, role string) {
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acp-test-agent: --pid-file:", err)
+		os.Exit(2)
+	}
+	fmt.Fprintf(f, "%s %d\n", role, os.Getpid())
+	f.Close()
+}
+
+// runHelper ignores SIGTERM, SIGINT, SIGHUP and its stdin, and sleeps until it is killed.
+func runHelper(pidFile string) {
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	recordPID(pidFile, "helper")
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// runRelauncher starts the same command without --relaunch, sharing stdin, stdout and stderr,
+// and exits with its status.
+func runRelauncher(pidFile string) int {
+	recordPID(pidFile, "relauncher")
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a != "--relaunch" && a != "-relaunch" {
+			args = append(args, a)
+		}
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	fmt.Fprintln(os.Stderr, "acp-test-agent: --relaunch:", err)
+	return 2
 }
