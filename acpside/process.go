@@ -38,7 +38,8 @@ type process struct {
 	err    error // valid after exited is closed
 	// lifeline is the bridge's end of the guard's pipe (nil without a guard); closing it, or the
 	// bridge ending in any way, makes the guard end the agent's process group.
-	lifeline *os.File
+	lifeline  *os.File
+	guardDone chan struct{} // closed when the guard has exited (nil without a guard)
 
 	mu   sync.Mutex
 	tail []string // the last lines the agent wrote to stderr
@@ -116,7 +117,7 @@ func startProcess(c Command, log zerolog.Logger) (*process, error) {
 			p.mu.Unlock()
 		}
 	}()
-	if p.lifeline, err = startGuard(cmd.Process.Pid); err != nil {
+	if p.lifeline, p.guardDone, err = startGuard(cmd.Process.Pid); err != nil {
 		log.Warn().Err(err).Msg("cannot start the guard that ends the agent's processes should the bridge be killed")
 	}
 	go func() {
@@ -156,6 +157,13 @@ func (p *process) stop(grace time.Duration) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-p.exited
+	// The guard, told by the leader's exit, finds the group gone and exits.
+	if p.guardDone != nil {
+		select {
+		case <-p.guardDone:
+		case <-time.After(3 * time.Second):
+		}
+	}
 }
 
 // The guard of an agent's process group is a second process, the bridge's own executable started
@@ -208,15 +216,16 @@ func endGroup(pgid int, grace time.Duration) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// startGuard starts the guard of the process group pgid and returns the lifeline's write end.
-func startGuard(pgid int) (*os.File, error) {
+// startGuard starts the guard of the process group pgid and returns the lifeline's write end and
+// a channel closed when the guard has exited.
+func startGuard(pgid int) (*os.File, chan struct{}, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
 	cmd := exec.Command(exe, guardArg)
@@ -227,8 +236,12 @@ func startGuard(pgid int) (*os.File, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		w.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	go func() { _ = cmd.Wait() }()
-	return w, nil
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	return w, done, nil
 }
