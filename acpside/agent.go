@@ -45,6 +45,10 @@ type Options struct {
 	// Trace, when set, receives every line on the agent's wire: dir is "bridge→agent" or
 	// "agent→bridge".
 	Trace func(dir string, line []byte)
+	// StuckAfter is how long the agent may read nothing of what waits for it before it is
+	// treated as stuck and ended (its process killed; the caller sees it end, with Stuck saying
+	// why); 0 means DefaultStuckAfter.
+	StuckAfter time.Duration
 }
 
 // ClientKinds are the optional suggestion kinds the client can present.
@@ -86,14 +90,14 @@ var ErrCancelled = errors.New("request cancelled")
 
 // Agent is one connection to an agent.
 type Agent struct {
-	opts Options
-	log  zerolog.Logger
-	conn *acp.Connection
-	tap  *wireTap
-	proc *process  // nil when connected over plain pipes
-	cmd  Command   // how the process was started (Path empty over plain pipes)
-	out  io.Closer // the agent's input
-	in   io.Closer // the agent's output
+	opts  Options
+	log   zerolog.Logger
+	conn  *acp.Connection
+	tap   *wireTap
+	proc  *process  // nil when connected over plain pipes
+	cmd   Command   // how the process was started (Path empty over plain pipes)
+	queue *outQueue // the agent's input
+	in    io.Closer // the agent's output
 
 	suggestMu sync.Mutex // one nes/suggest write at a time, so the tap can name its id
 
@@ -104,6 +108,7 @@ type Agent struct {
 	context ContextWanted
 	session acp.SessionId
 	closed  bool
+	stuck   string // why the bridge ended a stuck agent
 }
 
 // Start starts the agent command and connects to it.
@@ -130,7 +135,8 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	if len(opts.Encodings) == 0 {
 		opts.Encodings = []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16}
 	}
-	a := &Agent{opts: opts, log: opts.Log, out: w, in: r, enc: encoding.UTF16}
+	a := &Agent{opts: opts, log: opts.Log, in: r, enc: encoding.UTF16}
+	a.queue = newOutQueue(w, opts.StuckAfter, a.stuckNow)
 	a.tap = newWireTap(opts.Log, a.lateResult)
 	a.tap.trace = opts.Trace
 	for _, m := range opts.Notifications {
@@ -155,8 +161,38 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	}
 	// The SDK's own diagnostics go to slog's default logger, which main points at the bridge's
 	// log: Connection.SetLogger races with the goroutines NewConnection has already started.
-	a.conn = acp.NewConnection(handler, tapWriter{t: a.tap, w: w}, pr)
+	a.conn = acp.NewConnection(handler, tapWriter{t: a.tap, w: a.queue}, pr)
+	go func() {
+		// Nothing more is read from an agent whose output ended: stop writing to it.
+		<-a.conn.Done()
+		_ = a.queue.Close()
+	}()
 	return a
+}
+
+// stuckNow ends an agent that reads nothing of what waits for it: its process group is killed
+// (or, over plain streams, the connection closed), so that it ends as if it had exited, and Stuck
+// says why.
+func (a *Agent) stuckNow(reason string) {
+	a.mu.Lock()
+	a.stuck = reason
+	a.mu.Unlock()
+	a.log.Warn().Str("reason", reason).Msg("the agent is stuck; ending it")
+	if a.proc != nil {
+		a.proc.kill()
+		return
+	}
+	go func() {
+		_ = a.in.Close()
+		_ = a.queue.Close()
+	}()
+}
+
+// Stuck says why the bridge ended the agent as stuck; "" when it did not.
+func (a *Agent) Stuck() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stuck
 }
 
 // Done is closed when the connection to the agent has ended.
@@ -487,7 +523,9 @@ func (a *Agent) Close(ctx context.Context) {
 	a.closed = true
 	session := a.session
 	a.mu.Unlock()
-	if session != "" {
+	// An agent that does not read its input would not read nes/close, nor see its input end.
+	stalled := a.queue.stalled(200 * time.Millisecond)
+	if session != "" && !stalled {
 		select {
 		case <-a.conn.Done():
 		default:
@@ -499,10 +537,15 @@ func (a *Agent) Close(ctx context.Context) {
 		}
 	}
 	if a.proc != nil {
-		a.proc.stop(2 * time.Second)
+		grace := 2 * time.Second
+		if stalled {
+			grace = 0
+		}
+		a.proc.stop(grace)
+		_ = a.queue.Close()
 		_ = a.in.Close()
 	} else {
-		_ = a.out.Close()
+		_ = a.queue.Close()
 		_ = a.in.Close()
 	}
 	// The faults of the agent's last moments are logged before Close returns.

@@ -140,6 +140,11 @@ func exitStatus(err error) string {
 	return err.Error()
 }
 
+// kill ends the agent's whole process group at once (SIGKILL).
+func (p *process) kill() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
 // stop closes the agent's stdin, waits grace for it to exit, then ends its whole process group:
 // SIGTERM, and SIGKILL a second later.
 func (p *process) stop(grace time.Duration) {

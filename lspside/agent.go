@@ -228,6 +228,7 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 		// ... and ask what the editor has open, what was recent, and where the user is.
 		EditorState: true,
 		Handler:     s.agentRequest,
+		StuckAfter:  s.cfg.StuckAfter,
 	}
 	if s.cfg.Trace != nil {
 		opts.Trace = s.cfg.Trace.Record
@@ -306,8 +307,12 @@ func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name stri
 	default:
 	}
 	if !shutting {
-		s.log.Error().Str("agent", name).Msg("the agent connection ended")
-		s.agentExited(ctx, name, errors.New("the agent exited"))
+		why := errors.New("the agent exited")
+		if r := agent.Stuck(); r != "" {
+			why = fmt.Errorf("the bridge ended it: %s", r)
+		}
+		s.log.Error().Str("agent", name).Err(why).Msg("the agent connection ended")
+		s.agentExited(ctx, name, why)
 	}
 }
 

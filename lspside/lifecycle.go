@@ -168,8 +168,9 @@ func (s *Server) shutdown(ctx context.Context) (any, error) {
 	s.exitCode = 0
 	s.mu.Unlock()
 	s.log.Info().Msg("shutdown")
-	// Synchronous on purpose: the answer is written before exit, which follows it, is read.
-	s.shutdownAgent()
+	// The agent is closed in the background, so that shutdown is answered at once whatever the
+	// agent does; the bridge waits for it to end before it exits (Serve).
+	go s.shutdownAgent()
 	return nil, nil
 }
 

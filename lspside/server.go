@@ -49,6 +49,9 @@ type Config struct {
 	Log     zerolog.Logger
 	// SuggestTimeout bounds one nes/suggest; zero means 10 s.
 	SuggestTimeout time.Duration
+	// StuckAfter is how long the agent may read nothing of what the bridge sends it before it is
+	// ended and started again (acpside.Options.StuckAfter); zero means acpside.DefaultStuckAfter.
+	StuckAfter time.Duration
 	// StartTimeout bounds the agent's initialize and nes/start; zero means 30 s.
 	StartTimeout time.Duration
 	// ClientWait bounds the bridge's own requests to the editor (window/showDocument,

@@ -76,6 +76,7 @@ type config struct {
 	trace          string
 	agent          *acpside.Command
 	suggestTimeout time.Duration
+	stuckAfter     time.Duration
 	userWait       time.Duration
 	maxMessage     int
 }
@@ -143,6 +144,7 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		Log:             log,
 		Trace:           trace,
 		SuggestTimeout:  cfg.suggestTimeout,
+		StuckAfter:      cfg.stuckAfter,
 		UserWait:        cfg.userWait,
 		MaxMessageBytes: cfg.maxMessage,
 	})
@@ -162,6 +164,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.StringVar(&cfg.logFile, "log-file", "", "append logs to this `file` instead of stderr")
 	fs.StringVar(&cfg.trace, "trace", "", "write every message on both wires (editor and agent) to this `file`, one JSON object per line: {time, dir, message}; it contains document text")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
+	fs.DurationVar(&cfg.stuckAfter, "agent-stuck-after", acpside.DefaultStuckAfter, "how long the agent may read nothing of what the bridge sends it (`duration`) before the bridge ends it and starts it again with the editor's current text; the editor never waits on the agent meanwhile")
 	fs.DurationVar(&cfg.suggestTimeout, "suggest-timeout", 10*time.Second, "the longest the editor waits for the agent's suggestions (`duration`); after it the agent's request is cancelled and the editor gets an empty result")
 	fs.IntVar(&cfg.maxMessage, "max-message-size", lspside.DefaultMaxMessageBytes, "the largest message the agent is sent, in `bytes` (the ACP Go SDK reads at most 10 MiB); a document whose text does not fit is not sent to the agent and gets no suggestions")
 	fs.DurationVar(&cfg.userWait, "user-wait", 2*time.Minute, "the longest a question to the user (sign-in, permission, a manual suggestion) stays open (`duration`); unanswered, it counts as declined")
@@ -186,8 +189,8 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		fmt.Fprintln(stderr, "acp-lsp-bridge: --max-message-size must be at least 65536 bytes")
 		return cfg, 2, true
 	}
-	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 {
-		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout and --user-wait must be positive durations, such as 10s or 2m")
+	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 || cfg.stuckAfter <= 0 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout, --user-wait and --agent-stuck-after must be positive durations, such as 10s or 2m")
 		return cfg, 2, true
 	}
 	if fs.NArg() > 0 {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,14 @@ type Config struct {
 	// waits StartDelay, and then until StartGate (when set) is closed.
 	StartDelay time.Duration
 	StartGate  <-chan struct{}
+	// Stall makes an agent that stops reading its input for this long once its NES session has
+	// started (the next read after nes/start waits), as a Node agent doing synchronous work does;
+	// the log then gets {"method":"test/stallEnded"}. With StallOnce, only when that file does not
+	// exist yet (it is created), so that the agent started again reads normally.
+	Stall     time.Duration
+	StallOnce string
+	// Trickle makes an agent that reads its input one byte at a time.
+	Trickle bool
 }
 
 // Message is one received message.
@@ -87,7 +96,8 @@ type Agent struct {
 	next     int
 	changed  chan struct{}
 	authed   bool
-	suggests int // nes/suggest requests received
+	suggests int  // nes/suggest requests received
+	stall    bool // the next read waits Config.Stall
 }
 
 // Revoke makes the agent require authentication again (a session that expired).
@@ -128,6 +138,9 @@ func New(cfg Config) *Agent {
 
 // Serve speaks ACP on r (what the client writes) and w until r ends.
 func (a *Agent) Serve(r io.Reader, w io.Writer) {
+	if a.cfg.Stall > 0 || a.cfg.Trickle {
+		r = &slowReader{r: r, a: a}
+	}
 	a.wire = &wireWriter{w: w, utf8Fault: a.cfg.Fault == FaultUTF8}
 	a.conn = acp.NewConnection(a.handle, a.wire, r)
 	close(a.connected)
@@ -282,6 +295,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		if a.needsAuth() {
 			return nil, errAuthRequired
+		}
+		if a.cfg.Stall > 0 {
+			a.armStall()
 		}
 		return acp.UnstableStartNesResponse{SessionId: "test-session"}, nil
 	case acp.AgentMethodNesClose:
@@ -473,4 +489,40 @@ func (a *Agent) suggestByRules(p acp.UnstableSuggestNesRequest, doc string) map[
 		}}}
 	}
 	return none
+}
+
+// armStall makes the next read wait Config.Stall (once, and with StallOnce only when its file is
+// new).
+func (a *Agent) armStall() {
+	if a.cfg.StallOnce != "" {
+		f, err := os.OpenFile(a.cfg.StallOnce, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return
+		}
+		f.Close()
+	}
+	a.mu.Lock()
+	a.stall = true
+	a.mu.Unlock()
+}
+
+// slowReader is the agent's input when it stalls or trickles.
+type slowReader struct {
+	r io.Reader
+	a *Agent
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	s.a.mu.Lock()
+	stall := s.a.stall
+	s.a.stall = false
+	s.a.mu.Unlock()
+	if stall {
+		time.Sleep(s.a.cfg.Stall)
+		s.a.record("test/stallEnded", nil)
+	}
+	if s.a.cfg.Trickle && len(p) > 1 {
+		p = p[:1]
+	}
+	return s.r.Read(p)
 }

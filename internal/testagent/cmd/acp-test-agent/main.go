@@ -31,6 +31,9 @@ func main() {
 	contextJSON := flag.String("context", "", `nes.context to ask for, as JSON, e.g. {"diagnostics":{},"editHistory":{"maxCount":4}}`)
 	fault := flag.String("fault", "", testagent.FaultHelp)
 	startDelay := flag.Duration("start-delay", 0, "wait this long before answering initialize: an agent that is slow to start")
+	stall := flag.Duration("stall", 0, "once the NES session has started, stop reading stdin for this long (the log then gets test/stallEnded)")
+	stallOnce := flag.String("stall-once", "", "with --stall: stall only if this file does not exist yet, and create it (an agent started again does not stall)")
+	trickle := flag.Bool("trickle", false, "read stdin one byte at a time")
 	pidFile := flag.String("pid-file", "", "append a line \"ROLE PID\" to this file for the agent and each process it starts (roles: agent, helper, relauncher)")
 	helper := flag.Bool("spawn-helper", false, "start a helper process that ignores SIGTERM and the end of its stdin and runs until killed, as a Node wrapper's native binary may")
 	relaunch := flag.Bool("relaunch", false, "relaunch: start this command again as a child (without --relaunch, the same stdin and stdout) and wait for it, as some Node agents do")
@@ -52,7 +55,8 @@ func main() {
 		}
 		go cmd.Wait()
 	}
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, MirrorDir: *mirrorDir}
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, MirrorDir: *mirrorDir,
+		Stall: *stall, StallOnce: *stallOnce, Trickle: *trickle}
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
 		os.Exit(2)

@@ -1,0 +1,242 @@
+package acpside
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Bounds of the agent's input queue.
+const (
+	// DefaultStuckAfter is how long an agent may read nothing of what waits for it before the
+	// bridge treats it as stuck (Options.StuckAfter).
+	DefaultStuckAfter = 30 * time.Second
+	// maxQueued bounds what waits for the agent: more than this, and it is treated as stuck.
+	maxQueued = 256 << 20
+	// writeChunk is how much of a message is written at once: each chunk written is progress.
+	writeChunk = 16 << 10
+	// Pending whole texts collapse only once the agent is behind: it has read nothing for
+	// collapseAfter, or more than collapseBytes wait. An agent that keeps up gets every change.
+	collapseAfter = time.Second
+	collapseBytes = 1 << 20
+)
+
+// outQueue is the agent's input. The SDK's writes (one message each) are queued and written, in
+// order, by one goroutine, so that an agent that reads slowly or not at all never holds the
+// caller: the editor's read loop only enqueues. Once the agent is behind, pending full texts of
+// one document (a full-sync agent's didChange) collapse to the newest. An agent that has read nothing for stuckAfter while
+// something waits for it, or that lets more than maxQueued bytes pile up, is reported once to
+// onStuck.
+type outQueue struct {
+	w          io.WriteCloser
+	stuckAfter time.Duration
+	onStuck    func(reason string)
+
+	mu       sync.Mutex
+	wake     chan struct{} // closed and replaced when a frame arrives or the queue closes
+	frames   []outFrame
+	bytes    int
+	writing  bool      // a frame is being written
+	progress time.Time // when the agent last took bytes, or the current write began
+	closed   bool
+	err      error
+	stuck    bool
+	dropped  int // full texts replaced by a newer one before they were written
+	done     chan struct{}
+}
+
+type outFrame struct {
+	b []byte
+	// uri is the document a document/* notification is about; full is set for a didChange that
+	// carries the whole text; request for a message that expects an answer.
+	uri     string
+	full    bool
+	request bool
+}
+
+func newOutQueue(w io.WriteCloser, stuckAfter time.Duration, onStuck func(string)) *outQueue {
+	if stuckAfter <= 0 {
+		stuckAfter = DefaultStuckAfter
+	}
+	q := &outQueue{w: w, stuckAfter: stuckAfter, onStuck: onStuck, wake: make(chan struct{}), done: make(chan struct{})}
+	go q.run()
+	go q.watch()
+	return q
+}
+
+var errQueueClosed = errors.New("the agent's input is closed")
+
+// Write queues one message; it never waits for the agent.
+func (q *outQueue) Write(p []byte) (int, error) {
+	f := classify(p)
+	q.mu.Lock()
+	if q.closed {
+		err := q.err
+		q.mu.Unlock()
+		if err == nil {
+			err = errQueueClosed
+		}
+		return 0, err
+	}
+	behind := q.bytes >= collapseBytes || q.writing && time.Since(q.progress) >= collapseAfter
+	if f.full && behind {
+		// The newest whole text replaces a pending one of the same document, unless something
+		// that refers to the document, or any request, lies between them.
+		for i := len(q.frames) - 1; i >= 0; i-- {
+			g := q.frames[i]
+			if g.uri == f.uri && g.full {
+				q.bytes -= len(g.b)
+				q.frames = append(q.frames[:i], q.frames[i+1:]...)
+				q.dropped++
+				break
+			}
+			if g.uri == f.uri || g.request {
+				break
+			}
+		}
+	}
+	q.frames = append(q.frames, f)
+	q.bytes += len(f.b)
+	over := q.bytes > maxQueued && !q.stuck
+	if over {
+		q.stuck = true
+	}
+	close(q.wake)
+	q.wake = make(chan struct{})
+	q.mu.Unlock()
+	if over {
+		q.onStuck(fmt.Sprintf("more than %d MiB waits for it to read", maxQueued>>20))
+	}
+	return len(p), nil
+}
+
+// classify copies a message and notes what the queue needs to know of it.
+func classify(p []byte) outFrame {
+	f := outFrame{b: append([]byte(nil), p...)}
+	id, method := envelopeHead(p)
+	f.request = id != "" && method != ""
+	if !strings.HasPrefix(method, "document/") {
+		return f
+	}
+	var m struct {
+		Params struct {
+			URI            string `json:"uri"`
+			ContentChanges []struct {
+				Range json.RawMessage `json:"range"`
+			} `json:"contentChanges"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(p, &m) != nil {
+		return f
+	}
+	f.uri = m.Params.URI
+	c := m.Params.ContentChanges
+	// A change without a range is the whole text: it replaces whatever came before it.
+	f.full = method == "document/didChange" && len(c) > 0 && len(c[len(c)-1].Range) == 0
+	return f
+}
+
+// run is the single writer.
+func (q *outQueue) run() {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		for len(q.frames) == 0 && !q.closed {
+			wake := q.wake
+			q.mu.Unlock()
+			<-wake
+			q.mu.Lock()
+		}
+		if q.closed {
+			q.mu.Unlock()
+			return
+		}
+		f := q.frames[0]
+		q.frames = q.frames[1:]
+		q.writing, q.progress = true, time.Now()
+		q.mu.Unlock()
+		err := q.write(f.b)
+		q.mu.Lock()
+		q.writing = false
+		q.bytes -= len(f.b)
+		if err != nil {
+			q.closed, q.err, q.frames = true, err, nil
+		}
+		q.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// write writes b in chunks, noting the progress after each.
+func (q *outQueue) write(b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		if _, err := q.w.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+		q.mu.Lock()
+		q.progress = time.Now()
+		q.mu.Unlock()
+	}
+	return nil
+}
+
+// watch reports an agent that has read nothing for stuckAfter while a write waits on it.
+func (q *outQueue) watch() {
+	tick := time.NewTicker(max(q.stuckAfter/8, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-q.done:
+			return
+		case now := <-tick.C:
+			q.mu.Lock()
+			stuck := q.writing && !q.stuck && now.Sub(q.progress) > q.stuckAfter
+			if stuck {
+				q.stuck = true
+			}
+			q.mu.Unlock()
+			if stuck {
+				q.onStuck(fmt.Sprintf("it read nothing of its input for %s", q.stuckAfter))
+			}
+		}
+	}
+}
+
+// Close drops what waits, closes the agent's input (which ends a write in progress) and waits for
+// the writer to stop.
+func (q *outQueue) Close() error {
+	q.mu.Lock()
+	already := q.closed
+	q.closed, q.frames = true, nil
+	close(q.wake)
+	q.wake = make(chan struct{})
+	q.mu.Unlock()
+	err := q.w.Close()
+	<-q.done
+	if already {
+		return nil
+	}
+	return err
+}
+
+// stalled reports whether a write has waited on the agent for longer than d.
+func (q *outQueue) stalled(d time.Duration) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.writing && time.Since(q.progress) > d
+}
+
+// collapsed returns how many pending whole texts were replaced by newer ones.
+func (q *outQueue) collapsed() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.dropped
+}
