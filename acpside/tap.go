@@ -216,12 +216,11 @@ func (t *wireTap) pump(r io.Reader, w *io.PipeWriter) {
 	}
 }
 
-// envelope is a JSON-RPC message as the SDK reads it.
+// envelope is what the tap needs of a JSON-RPC message. Its params and result are left out: the
+// decoder skips them without copying them (an answer may be megabytes); the SDK reads them.
 type envelope struct {
 	ID     *json.RawMessage  `json:"id"`
 	Method string            `json:"method"`
-	Params json.RawMessage   `json:"params"`
-	Result json.RawMessage   `json:"result"`
 	Error  *acp.RequestError `json:"error"`
 }
 
@@ -255,18 +254,26 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 	if t.trace != nil {
 		t.trace("agent→bridge", line)
 	}
-	if !json.Valid(line) {
+	// One reading checks the line is JSON and takes the envelope (json.Unmarshal validates the
+	// whole line before it decodes); only a line that is not an object is checked apart.
+	var env envelope
+	var err error
+	if kind := jsonKind(line); kind != "an object" {
+		if !json.Valid(line) {
+			err = errNotJSON
+		} else {
+			err = fmt.Errorf("%s, not a JSON object", kind)
+		}
+	} else if err = json.Unmarshal(line, &env); err == nil {
+		err = env.check()
+	} else if _, syntax := err.(*json.SyntaxError); syntax {
+		err = errNotJSON
+	}
+	if err == errNotJSON {
 		t.faults.note(zerolog.WarnLevel, faultNotJSON, "", "agent wrote a line that is not JSON; ignored", func(e *zerolog.Event) *zerolog.Event {
 			return e.Str("line", preview(line))
 		})
 		return
-	}
-	var env envelope
-	var err error
-	if kind := jsonKind(line); kind != "an object" {
-		err = fmt.Errorf("%s, not a JSON object", kind)
-	} else if err = json.Unmarshal(line, &env); err == nil {
-		err = env.check()
 	}
 	if err != nil {
 		// Never the line itself: it may carry document text. An answer the SDK cannot read
@@ -280,13 +287,13 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 			return e
 		})
 		if id != "" {
-			t.answer(id, errorAnswer(id, "the agent's answer is not a valid JSON-RPC response: "+err.Error()), nil, w)
+			t.answer(id, errorAnswer(id, "the agent's answer is not a valid JSON-RPC response: "+err.Error()), w)
 		}
 		return
 	}
 	switch {
 	case env.Method == "":
-		t.answer(string(bytes.TrimSpace(*env.ID)), line, env.Result, w)
+		t.answer(string(bytes.TrimSpace(*env.ID)), line, w)
 		return
 	case env.ID == nil && env.Method != cancelRequest && !t.notifications[env.Method]:
 		// The SDK would log an error for each; ACP asks to ignore unknown extension notifications
@@ -304,9 +311,12 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 	_, _ = w.Write(append(line, '\n'))
 }
 
+// errNotJSON is a line that is not JSON at all.
+var errNotJSON = errors.New("not JSON")
+
 // answer passes the answer to request id on to the SDK, or, when the request was abandoned, its
 // result to late.
-func (t *wireTap) answer(id string, line []byte, result json.RawMessage, w io.Writer) {
+func (t *wireTap) answer(id string, line []byte, w io.Writer) {
 	t.mu.Lock()
 	abandoned, ok := t.tracked[id]
 	if ok {
@@ -317,8 +327,12 @@ func (t *wireTap) answer(id string, line []byte, result json.RawMessage, w io.Wr
 	}
 	t.mu.Unlock()
 	if ok && abandoned {
-		if len(result) > 0 && t.late != nil {
-			t.late(result)
+		// Rare (the bridge gave up on it): only then is the result read here.
+		var m struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(line, &m) == nil && len(m.Result) > 0 && t.late != nil {
+			t.late(m.Result)
 		}
 		return
 	}
@@ -339,7 +353,7 @@ func (t *wireTap) dropLong(n int, id, start string, w io.Writer) {
 		return e
 	})
 	if id != "" {
-		t.answer(id, errorAnswer(id, fmt.Sprintf("the agent's answer was %d bytes, longer than the bridge reads (8 MiB)", n)), nil, w)
+		t.answer(id, errorAnswer(id, fmt.Sprintf("the agent's answer was %d bytes, longer than the bridge reads (8 MiB)", n)), w)
 	}
 }
 

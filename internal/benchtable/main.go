@@ -36,6 +36,8 @@ var budgets = []budget{
 	{"3. Type-through: fewer agent calls (%)", "BenchmarkTypeThrough", "fewer-agent-calls-%", 80, true},
 	{"4. Memory, 200 × 100 KB open: RSS / budget", "BenchmarkMemory200Docs", "rss/budget", 1, false},
 	{"5. Start-up: initialize with a 1 s agent (ms)", "BenchmarkStartup/agent-1s", "initialize-ms", 50, false},
+	{"6. A 4 MiB answer, the wire tap / one reading", "BenchmarkTapLargeAnswer", "median-ratio", 2.5, false},
+	{"6. A 4 MiB answer, bytes the tap allocates", "BenchmarkTapLargeAnswer", "tap-B/answer", 64 << 10, false},
 }
 
 // benchLine matches a result line: name, -GOMAXPROCS suffix, iterations, then value/unit pairs.
