@@ -162,14 +162,14 @@ func TestFaultLogOncePerKind(t *testing.T) {
 	f := newFaultLog(zerolog.New(&buf))
 	f.every = 50 * time.Millisecond
 	for range 10 {
-		f.note(zerolog.WarnLevel, faultNotJSON, "", "junk", nil)
-		f.note(zerolog.WarnLevel, faultUnknownNotification, "a/b", "unknown", nil)
+		f.note(zerolog.WarnLevel, FaultNotJSON, "", "junk", nil)
+		f.note(zerolog.WarnLevel, FaultUnknownNotification, "a/b", "unknown", nil)
 	}
 	if n := strings.Count(buf.String(), "\n"); n != 2 {
 		t.Errorf("%d lines for 2 kinds of fault:\n%s", n, buf.String())
 	}
 	time.Sleep(60 * time.Millisecond)
-	f.note(zerolog.WarnLevel, faultNotJSON, "", "junk", nil)
+	f.note(zerolog.WarnLevel, FaultNotJSON, "", "junk", nil)
 	if !strings.Contains(buf.String(), `"fault":"not-json","repeats":10,`) {
 		t.Errorf("no report of the repeats after the interval:\n%s", buf.String())
 	}
@@ -180,7 +180,7 @@ func TestFaultLogOncePerKind(t *testing.T) {
 	}
 	before := strings.Count(buf.String(), "\n")
 	for i := range 2 * maxFaultKinds {
-		f.note(zerolog.WarnLevel, faultUnknownRequest, fmt.Sprint("m", i), "unknown", nil)
+		f.note(zerolog.WarnLevel, FaultUnknownRequest, fmt.Sprint("m", i), "unknown", nil)
 	}
 	if n := strings.Count(buf.String(), "\n") - before; n > maxFaultKinds {
 		t.Errorf("%d lines for agent-made method names, want at most %d", n, maxFaultKinds)
@@ -225,7 +225,7 @@ func TestBadAnswersEndTheirRequests(t *testing.T) {
 	// The SDK hands the agent's requests and notifications to the bridge on queues of their own,
 	// which may still hold some of them once the last answer is in.
 	waitUntil(t, "every unknown message handled", func() bool {
-		return a.tap.faults.seen(faultUnknownNotification, "weird/notice") == 9 && a.tap.faults.seen(faultUnknownRequest, "weird/request") == 9
+		return a.tap.faults.seen(FaultUnknownNotification, "weird/notice") == 9 && a.tap.faults.seen(FaultUnknownRequest, "weird/request") == 9
 	})
 	a.Close(context.Background())
 	l := log.String()

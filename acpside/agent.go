@@ -45,10 +45,58 @@ type Options struct {
 	// Trace, when set, receives every line on the agent's wire: dir is "bridge→agent" or
 	// "agent→bridge".
 	Trace func(dir string, line []byte)
+	// Events, when set, receives what happens to the agent as it happens (its stderr lines, its
+	// exit, the faults on its wire), for a program that reports on the agent (doctor) rather than
+	// reading the log. It must not block.
+	Events func(Event)
 	// StuckAfter is how long the agent may read nothing of what waits for it before it is
 	// treated as stuck and ended (its process killed; the caller sees it end, with Stuck saying
 	// why); 0 means DefaultStuckAfter.
 	StuckAfter time.Duration
+}
+
+// ClientOptions are the options the bridge connects to every agent with: its name, the position
+// encodings in its order of preference, every optional suggestion kind, the file system and the
+// editor-state methods. The bridge (lspside) and doctor both start from them, so that doctor's
+// initialize is the bridge's; Handler must answer fs/* and the editor-state requests.
+func ClientOptions(log zerolog.Logger, version string) Options {
+	return Options{
+		Log:           log,
+		ClientName:    "acp-lsp-bridge",
+		ClientVersion: version,
+		Encodings:     []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16},
+		// Every kind is presented: edits inline, as Copilot inline edits, code actions and
+		// completion items; jumps, renames and search-and-replace as code actions.
+		Kinds: ClientKinds{Jump: true, Rename: true, SearchAndReplace: true},
+		// The agent may read and write files inside the workspace, and ask what the editor has
+		// open, what was recent, and where the user is.
+		FS:          true,
+		EditorState: true,
+	}
+}
+
+// EventKind is what an Event reports.
+type EventKind int
+
+const (
+	// EventStderr is a line the agent wrote to stderr (Line).
+	EventStderr EventKind = iota + 1
+	// EventExited is the agent's process ending (Status, such as "exit status 1").
+	EventExited
+	// EventFault is a fault on the agent's wire (Fault, one of the kinds in the log's "fault"
+	// field; Method for unknown methods; Line, shortened, for a line that is not JSON). Every
+	// occurrence is an event, though the log notes a kind once.
+	EventFault
+)
+
+// Event is one thing that happened to the agent (Options.Events).
+type Event struct {
+	Kind   EventKind
+	Line   string
+	Status string
+	Fault  string
+	Method string
+	At     time.Time
 }
 
 // ClientKinds are the optional suggestion kinds the client can present.
@@ -113,7 +161,7 @@ type Agent struct {
 
 // Start starts the agent command and connects to it.
 func Start(c Command, opts Options) (*Agent, error) {
-	p, err := startProcess(c, opts.Log)
+	p, err := startProcess(c, opts.Log, opts.Events)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +186,7 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	a := &Agent{opts: opts, log: opts.Log, in: r, enc: encoding.UTF16}
 	a.queue = newOutQueue(w, opts.StuckAfter, a.stuckNow)
 	a.tap = newWireTap(opts.Log, a.lateResult)
+	a.tap.faults.events = opts.Events
 	a.tap.trace = opts.Trace
 	for _, m := range opts.Notifications {
 		a.tap.notifications[m] = true
@@ -155,7 +204,7 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	handler := func(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 		res, err := inner(ctx, method, params)
 		if err != nil && err.Code == acp.NewMethodNotFound("").Code {
-			a.tap.faults.note(zerolog.WarnLevel, faultUnknownRequest, method, "the agent sent a request the bridge does not implement; answered method not found", nil)
+			a.tap.faults.note(zerolog.WarnLevel, FaultUnknownRequest, method, "the agent sent a request the bridge does not implement; answered method not found", nil)
 		}
 		return res, err
 	}

@@ -111,9 +111,9 @@ func TestLongLineBufferIsReleased(t *testing.T) {
 func TestFaultLogKindsBounded(t *testing.T) {
 	f := newFaultLog(zerolog.Nop())
 	for i := range 10_000 {
-		f.note(zerolog.WarnLevel, faultUnknownRequest, "r/"+strconv.Itoa(i), "unknown", nil)
-		f.note(zerolog.WarnLevel, faultUnknownNotification, "n/"+strconv.Itoa(i), "unknown", nil)
-		f.note(zerolog.WarnLevel, faultNotJSON, "", "junk", nil)
+		f.note(zerolog.WarnLevel, FaultUnknownRequest, "r/"+strconv.Itoa(i), "unknown", nil)
+		f.note(zerolog.WarnLevel, FaultUnknownNotification, "n/"+strconv.Itoa(i), "unknown", nil)
+		f.note(zerolog.WarnLevel, FaultNotJSON, "", "junk", nil)
 	}
 	f.mu.Lock()
 	kinds, order := len(f.kinds), len(f.order)

@@ -7,14 +7,14 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// The kinds of fault on the agent's wire, in the "fault" field of their log lines.
+// The kinds of fault on the agent's wire, in the "fault" field of their log lines and in Event.Fault.
 const (
-	faultNotJSON             = "not-json"             // a line that is not JSON
-	faultNotJSONRPC          = "not-jsonrpc"          // JSON that is not a JSON-RPC message
-	faultTooLong             = "too-long"             // a line longer than maxLine
-	faultInvalidUTF8         = "invalid-utf8"         // a request or notification that is not UTF-8
-	faultUnknownNotification = "unknown-notification" // a notification the bridge does not take
-	faultUnknownRequest      = "unknown-request"      // a request the bridge does not implement
+	FaultNotJSON             = "not-json"             // a line that is not JSON
+	FaultNotJSONRPC          = "not-jsonrpc"          // JSON that is not a JSON-RPC message
+	FaultTooLong             = "too-long"             // a line longer than maxLine
+	FaultInvalidUTF8         = "invalid-utf8"         // a request or notification that is not UTF-8
+	FaultUnknownNotification = "unknown-notification" // a notification the bridge does not take
+	FaultUnknownRequest      = "unknown-request"      // a request the bridge does not implement
 )
 
 // faultEvery is the least time between two log lines about one kind of fault.
@@ -29,8 +29,9 @@ const maxFaultKinds = 64
 // are only counted, and reported in a line with "repeats" (how many since the last line) at most
 // once a minute, and once more when the connection ends. --trace keeps every line.
 type faultLog struct {
-	log   zerolog.Logger
-	every time.Duration
+	log    zerolog.Logger
+	every  time.Duration
+	events func(Event) // every occurrence, when set (Options.Events)
 
 	mu    sync.Mutex
 	kinds map[faultKey]*faultKind
@@ -54,8 +55,16 @@ func newFaultLog(log zerolog.Logger) *faultLog {
 
 // note records one occurrence of a fault; details adds the fields of a first occurrence.
 func (f *faultLog) note(level zerolog.Level, fault, method, msg string, details func(*zerolog.Event) *zerolog.Event) {
+	f.noteLine(level, fault, method, "", msg, details)
+}
+
+// noteLine is note for a fault about one line of the wire, shown shortened in its event.
+func (f *faultLog) noteLine(level zerolog.Level, fault, method, line, msg string, details func(*zerolog.Event) *zerolog.Event) {
 	key := faultKey{fault, method}
 	now := time.Now()
+	if f.events != nil {
+		f.events(Event{Kind: EventFault, Fault: fault, Method: method, Line: line, At: now})
+	}
 	f.mu.Lock()
 	k := f.kinds[key]
 	if k == nil && method != "" && len(f.kinds) >= maxFaultKinds {

@@ -56,7 +56,10 @@ func (p *process) stderrTail() []string {
 	return append([]string(nil), p.tail...)
 }
 
-func startProcess(c Command, log zerolog.Logger) (*process, error) {
+func startProcess(c Command, log zerolog.Logger, events func(Event)) (*process, error) {
+	if events == nil {
+		events = func(Event) {}
+	}
 	if c.Path == "" {
 		return nil, errors.New("no agent command")
 	}
@@ -106,6 +109,7 @@ func startProcess(c Command, log zerolog.Logger) (*process, error) {
 		for sc.Scan() {
 			line := sc.Text()
 			log.Info().Str("dir", "agent stderr").Msg(line)
+			events(Event{Kind: EventStderr, Line: line, At: time.Now()})
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
@@ -123,6 +127,7 @@ func startProcess(c Command, log zerolog.Logger) (*process, error) {
 	go func() {
 		p.err = cmd.Wait()
 		log.Info().Int("pid", cmd.Process.Pid).Str("status", exitStatus(p.err)).Msg("agent exited")
+		events(Event{Kind: EventExited, Status: exitStatus(p.err), At: time.Now()})
 		// What the agent started and left behind in its group ends with it.
 		if p.lifeline != nil {
 			p.lifeline.Close()

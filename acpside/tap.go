@@ -270,7 +270,7 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 		err = errNotJSON
 	}
 	if err == errNotJSON {
-		t.faults.note(zerolog.WarnLevel, faultNotJSON, "", "agent wrote a line that is not JSON; ignored", func(e *zerolog.Event) *zerolog.Event {
+		t.faults.noteLine(zerolog.WarnLevel, FaultNotJSON, "", preview(line), "agent wrote a line that is not JSON; ignored", func(e *zerolog.Event) *zerolog.Event {
 			return e.Str("line", preview(line))
 		})
 		return
@@ -279,7 +279,7 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 		// Never the line itself: it may carry document text. An answer the SDK cannot read
 		// still ends its request, with an error, rather than leaving it to time out.
 		id := answerID(line)
-		t.faults.note(zerolog.WarnLevel, faultNotJSONRPC, "", "agent wrote JSON that is not a JSON-RPC message; ignored", func(e *zerolog.Event) *zerolog.Event {
+		t.faults.note(zerolog.WarnLevel, FaultNotJSONRPC, "", "agent wrote JSON that is not a JSON-RPC message; ignored", func(e *zerolog.Event) *zerolog.Event {
 			e = e.AnErr("error", err)
 			if id != "" {
 				e = e.Str("id", id).Bool("answeredWithError", true)
@@ -302,11 +302,11 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 		if strings.HasPrefix(env.Method, "_") {
 			level = zerolog.DebugLevel
 		}
-		t.faults.note(level, faultUnknownNotification, env.Method, "the agent sent a notification the bridge does not take; ignored", nil)
+		t.faults.note(level, FaultUnknownNotification, env.Method, "the agent sent a notification the bridge does not take; ignored", nil)
 		return
 	}
 	if !utf8.Valid(line) {
-		t.faults.note(zerolog.WarnLevel, faultInvalidUTF8, env.Method, "the agent sent a message that is not valid UTF-8; each bad byte reads as U+FFFD", nil)
+		t.faults.note(zerolog.WarnLevel, FaultInvalidUTF8, env.Method, "the agent sent a message that is not valid UTF-8; each bad byte reads as U+FFFD", nil)
 	}
 	_, _ = w.Write(append(line, '\n'))
 }
@@ -345,7 +345,7 @@ func (t *wireTap) dropLong(n int, id, start string, w io.Writer) {
 	if t.trace != nil {
 		t.trace("agent→bridge", fmt.Appendf(nil, "(a line of %d bytes, longer than 8 MiB, dropped; it began: %s)", n, start))
 	}
-	t.faults.note(zerolog.ErrorLevel, faultTooLong, "", "dropping a line longer than 8 MiB from the agent", func(e *zerolog.Event) *zerolog.Event {
+	t.faults.note(zerolog.ErrorLevel, FaultTooLong, "", "dropping a line longer than 8 MiB from the agent", func(e *zerolog.Event) *zerolog.Event {
 		e = e.Int("bytes", n)
 		if id != "" {
 			e = e.Str("id", id).Bool("answeredWithError", true)

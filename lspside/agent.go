@@ -15,7 +15,6 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 )
 
 const noAgentMessage = "acp-lsp-bridge: no agent is configured, so there will be no suggestions. " +
@@ -213,23 +212,11 @@ func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name str
 }
 
 func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
-	opts := acpside.Options{
-		Log:           s.log,
-		ClientName:    "acp-lsp-bridge",
-		ClientVersion: s.cfg.Version,
-		Encodings:     []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16},
-		// Every kind is presented: edits inline, as Copilot inline edits, code actions and
-		// completion items; jumps, renames and search-and-replace as code actions.
-		Kinds: acpside.ClientKinds{Jump: true, Rename: true, SearchAndReplace: true},
-		Late:  s.sugs.endLate,
-		// The agent may read and write files inside the workspace: unsaved buffers first, writes
-		// through the editor (fs.go).
-		FS: true,
-		// ... and ask what the editor has open, what was recent, and where the user is.
-		EditorState: true,
-		Handler:     s.agentRequest,
-		StuckAfter:  s.cfg.StuckAfter,
-	}
+	opts := acpside.ClientOptions(s.log, s.cfg.Version)
+	opts.Late = s.sugs.endLate
+	// The file system (fs.go) and the editor state (editorstate.go) are answered here.
+	opts.Handler = s.agentRequest
+	opts.StuckAfter = s.cfg.StuckAfter
 	if s.cfg.Trace != nil {
 		opts.Trace = s.cfg.Trace.Record
 	}
