@@ -75,6 +75,14 @@ func ClientOptions(log zerolog.Logger, version string) Options {
 	}
 }
 
+// The editor-state methods (../shared/spec/acp-editor-state-rfd.txt) that Options.EditorState
+// advertises in clientCapabilities.workspace.
+const (
+	MethodOpenDocuments   = "workspace/open_documents"
+	MethodRecentDocuments = "workspace/recent_documents"
+	MethodActiveDocument  = "workspace/active_document"
+)
+
 // EventKind is what an Event reports.
 type EventKind int
 

@@ -6,15 +6,15 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/editorstate"
 )
 
-// The editor-state methods (../shared/spec/acp-editor-state-rfd.txt), advertised in
-// clientCapabilities.workspace.
+// The editor-state methods, advertised in clientCapabilities.workspace.
 const (
-	methodOpenDocuments   = "workspace/open_documents"
-	methodRecentDocuments = "workspace/recent_documents"
-	methodActiveDocument  = "workspace/active_document"
+	methodOpenDocuments   = acpside.MethodOpenDocuments
+	methodRecentDocuments = acpside.MethodRecentDocuments
+	methodActiveDocument  = acpside.MethodActiveDocument
 )
 
 type documentRef struct {

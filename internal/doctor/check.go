@@ -1,0 +1,466 @@
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/rs/zerolog"
+	"go.lsp.dev/uri"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+)
+
+// Run is one check.
+type Run struct {
+	// Command is the agent, started in Dir, the workspace folder.
+	Command acpside.Command
+	Dir     string
+	// Timeout bounds each of the agent's answers to initialize and nes/start.
+	Timeout time.Duration
+	Log     zerolog.Logger
+	// Version is the bridge's, sent to the agent and reported.
+	Version string
+	// Start starts the agent with the options given (acpside.Start, or an agent in the test's
+	// process).
+	Start func(acpside.Options) (*acpside.Agent, error)
+}
+
+// Check starts the agent, runs initialize, nes/start and nes/close, ends it, and reports.
+func Check(ctx context.Context, run Run) *Report {
+	workspace := string(uri.File(run.Dir))
+	rep := newReport(run.Command, workspace, run.Version)
+	// The bridge's own options, so that the agent sees the initialize the bridge sends.
+	opts := acpside.ClientOptions(run.Log, run.Version)
+	col := newCollector()
+	opts.Events = col.event
+	opts.Handler = handler(run.Dir)
+
+	t0 := time.Now()
+	agent, err := run.Start(opts)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			where := "on $PATH"
+			if strings.ContainsRune(run.Command.Path, '/') {
+				where = "at that path"
+			}
+			rep.fail("start", failNotFound, fmt.Sprintf("cannot start the agent: command %q not found (no executable %s)", run.Command.Path, where))
+		} else {
+			rep.fail("start", failStart, "cannot start the agent: "+err.Error())
+		}
+		return rep
+	}
+	finished := false
+	finish := func() {
+		if finished {
+			return
+		}
+		finished = true
+		tc := time.Now()
+		agent.Close(context.WithoutCancel(ctx))
+		rep.Timings.CloseMs = msSince(tc)
+		col.settle()
+		rep.AgentStderr = col.stderrTail()
+		if w := col.stdoutWarning(); w != "" {
+			rep.Warnings = append(rep.Warnings, w)
+		}
+	}
+	defer finish()
+
+	// initialize
+	ictx, cancel := context.WithTimeout(ctx, run.Timeout)
+	resp, err := agent.Initialize(ictx)
+	if resp != nil {
+		rep.Timings.InitializeMs = msSince(t0)
+		rep.Agent = describeAgent(resp, agent.Encoding())
+		rep.Warnings = append(rep.Warnings, warnings(resp, opts.Encodings)...)
+	}
+	if errors.Is(err, acpside.ErrNoNES) {
+		cancel()
+		rep.fail("initialize", failNoNES, "the agent has no nes capability (agentCapabilities.nes): it does not offer Next Edit Suggestions")
+		return rep
+	}
+	if err != nil {
+		rep.classify(ctx, ictx, run, col, agent, "initialize", err, finish)
+		cancel()
+		return rep
+	}
+	cancel()
+
+	// nes/start
+	name := filepath.Base(run.Dir)
+	req := acp.UnstableStartNesRequest{
+		WorkspaceUri:     &workspace,
+		WorkspaceFolders: []acp.UnstableWorkspaceFolder{{Uri: workspace, Name: name}},
+	}
+	sctx, cancel := context.WithTimeout(ctx, run.Timeout)
+	ts := time.Now()
+	err = agent.StartNES(sctx, req)
+	if err == nil || agentError(err) != nil {
+		rep.Timings.NESStartMs = msSince(ts)
+	}
+	if err != nil {
+		rep.classify(ctx, sctx, run, col, agent, "nes/start", err, finish)
+		cancel()
+		return rep
+	}
+	cancel()
+
+	rep.OK = true
+	rep.Reason = "the agent can do Next Edit Suggestions"
+	ev := agent.Events()
+	rep.Capabilities = capsReport{
+		InlineCompletion:  true,
+		CopilotInlineEdit: true,
+		CodeAction:        true,
+		Completion:        true,
+		SuggestionKinds:   []string{"edit", "jump", "rename", "searchAndReplace"},
+		DocumentEvents:    []string{},
+		SuggestContext:    []string{},
+	}
+	for _, e := range []struct {
+		on   bool
+		name string
+	}{{ev.DidOpen, "didOpen"}, {ev.DidChange, "didChange"}, {ev.DidClose, "didClose"}, {ev.DidSave, "didSave"}, {ev.DidFocus, "didFocus"}} {
+		if e.on {
+			rep.Capabilities.DocumentEvents = append(rep.Capabilities.DocumentEvents, e.name)
+		}
+	}
+	if ev.DidChange {
+		sync := "incremental"
+		if ev.FullSync {
+			sync = "full"
+		}
+		rep.Capabilities.DocumentSync = &sync
+	}
+	if agent.Context().Diagnostics {
+		rep.Capabilities.SuggestContext = append(rep.Capabilities.SuggestContext, "diagnostics")
+	}
+	finish()
+	return rep
+}
+
+// classify explains why a step failed: an interruption, the agent's error answer, the agent
+// exiting, a timeout, or an answer the bridge cannot use.
+func (r *Report) classify(ctx, stepCtx context.Context, run Run, col *collector, agent *acpside.Agent, step string, err error, finish func()) {
+	failures := map[string][3]string{ // step → error answer, timeout, other
+		"initialize": {failInitializeError, failInitializeTimeout, failInitializeError},
+		"nes/start":  {failNESStartRefused, failNESStartTimeout, failNESStartError},
+	}[step]
+	if ctx.Err() != nil {
+		r.fail(step, failInterrupted, "interrupted while waiting for the agent's answer to "+step)
+		return
+	}
+	if re := agentError(err); re != nil {
+		r.Error = &errorReport{Method: step, Code: re.Code, Message: re.Message, Data: re.Data}
+		reason := fmt.Sprintf("the agent refused %s: %d %s", step, re.Code, shorten(strings.TrimSpace(re.Message), 120))
+		if step == "initialize" {
+			reason = fmt.Sprintf("the agent answered initialize with an error: %d %s", re.Code, shorten(strings.TrimSpace(re.Message), 120))
+		}
+		switch {
+		case re.Code == -32601 && step == "nes/start":
+			reason += " (it does not implement Next Edit Suggestions sessions)"
+		case acpside.AuthRequired(re):
+			hint := "sign in with the agent first"
+			if r.Agent != nil && len(r.Agent.AuthMethods) > 0 {
+				ids := make([]string, len(r.Agent.AuthMethods))
+				for i, m := range r.Agent.AuthMethods {
+					ids[i] = m.ID
+				}
+				hint += "; its auth methods: " + strings.Join(ids, ", ")
+			}
+			reason += " (" + hint + ")"
+		}
+		r.fail(step, failures[0], reason)
+		return
+	}
+	// A request that could not be written (the agent exited before reading it) fails before the
+	// connection is seen to end.
+	ended := time.NewTimer(500 * time.Millisecond)
+	defer ended.Stop()
+	select {
+	case <-agent.Done():
+	case <-ended.C:
+	}
+	if agent.Ended() {
+		status := col.waitExit(500 * time.Millisecond)
+		finish()
+		if status != "" {
+			r.AgentExit = &status
+			r.fail(step, failExited, fmt.Sprintf("the agent exited (%s) before answering %s", status, step))
+		} else {
+			r.fail(step, failExited, "the agent closed its connection before answering "+step)
+		}
+		return
+	}
+	if errors.Is(stepCtx.Err(), context.DeadlineExceeded) {
+		r.fail(step, failures[1], fmt.Sprintf("the agent did not answer %s within %v", step, run.Timeout))
+		return
+	}
+	r.fail(step, failures[2], err.Error())
+}
+
+// agentError is the JSON-RPC error the agent answered with, or nil when err is not one:
+// the Go SDK reports a timeout, a cancellation, a closed connection and a request it could not
+// write (the agent exited before reading it, as gemini without --acp does) as errors of its own.
+func agentError(err error) *acp.RequestError {
+	var re *acp.RequestError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	if re.Code == -32603 || re.Code == -32800 {
+		if m, ok := re.Data.(map[string]any); ok && len(m) == 1 {
+			if s, ok := m["error"].(string); ok && (strings.HasPrefix(s, "peer disconnected") ||
+				s == context.DeadlineExceeded.Error() || s == context.Canceled.Error() || writeFailed(s)) {
+				return nil
+			}
+		}
+	}
+	return re
+}
+
+// writeFailed reports the SDK's text for a request it could not write to the agent's stdin.
+func writeFailed(s string) bool {
+	if !strings.HasPrefix(s, "write ") && s != io.ErrClosedPipe.Error() {
+		return false
+	}
+	for _, e := range []error{syscall.EPIPE, os.ErrClosed, io.ErrClosedPipe} {
+		if strings.HasSuffix(s, e.Error()) {
+			return true
+		}
+	}
+	return false
+}
+
+func describeAgent(resp *acp.InitializeResponse, enc encoding.Kind) *agentReport {
+	a := &agentReport{
+		ProtocolVersion:        int(resp.ProtocolVersion),
+		PositionEncoding:       enc.String(),
+		PositionEncodingSource: "agent",
+		AuthMethods:            []authReport{},
+	}
+	if resp.AgentCapabilities.PositionEncoding == nil {
+		a.PositionEncodingSource = "default"
+	}
+	if info := resp.AgentInfo; info != nil {
+		a.Info = &infoReport{Name: info.Name, Title: info.Title, Version: info.Version}
+	}
+	for _, m := range resp.AuthMethods {
+		switch {
+		case m.Agent != nil:
+			a.AuthMethods = append(a.AuthMethods, authReport{ID: m.Agent.Id, Name: m.Agent.Name, Type: "agent", Description: m.Agent.Description})
+		case m.EnvVar != nil:
+			a.AuthMethods = append(a.AuthMethods, authReport{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Type: "env_var", Description: m.EnvVar.Description})
+		case m.Terminal != nil:
+			a.AuthMethods = append(a.AuthMethods, authReport{ID: m.Terminal.Id, Name: m.Terminal.Name, Type: "terminal", Description: m.Terminal.Description})
+		}
+	}
+	nes := resp.AgentCapabilities.Nes
+	if nes == nil {
+		return a
+	}
+	a.NES = &nesReport{}
+	if ev := nes.Events; ev != nil && ev.Document != nil {
+		d := ev.Document
+		a.NES.Events = eventsReport{
+			DidOpen:   d.DidOpen != nil,
+			DidChange: d.DidChange != nil,
+			DidClose:  d.DidClose != nil,
+			DidSave:   d.DidSave != nil,
+			DidFocus:  d.DidFocus != nil,
+		}
+		if d.DidChange != nil {
+			s := string(d.DidChange.SyncKind)
+			a.NES.Events.SyncKind = &s
+		}
+	}
+	if c := nes.Context; c != nil {
+		key := func(present bool, maxCount *int) *contextKey {
+			if !present {
+				return nil
+			}
+			return &contextKey{MaxCount: maxCount}
+		}
+		var rf, eh, ua *int
+		if c.RecentFiles != nil {
+			rf = c.RecentFiles.MaxCount
+		}
+		if c.EditHistory != nil {
+			eh = c.EditHistory.MaxCount
+		}
+		if c.UserActions != nil {
+			ua = c.UserActions.MaxCount
+		}
+		a.NES.Context = contextReport{
+			RecentFiles:     key(c.RecentFiles != nil, rf),
+			RelatedSnippets: key(c.RelatedSnippets != nil, nil),
+			EditHistory:     key(c.EditHistory != nil, eh),
+			UserActions:     key(c.UserActions != nil, ua),
+			OpenFiles:       key(c.OpenFiles != nil, nil),
+			Diagnostics:     key(c.Diagnostics != nil, nil),
+		}
+	}
+	return a
+}
+
+func warnings(resp *acp.InitializeResponse, offered []encoding.Kind) []string {
+	var out []string
+	if int(resp.ProtocolVersion) != int(acp.ProtocolVersionNumber) {
+		out = append(out, fmt.Sprintf("the agent answered ACP protocol version %d; the bridge speaks %d", resp.ProtocolVersion, acp.ProtocolVersionNumber))
+	}
+	if pe := resp.AgentCapabilities.PositionEncoding; pe != nil {
+		k, ok := encoding.ParseKind(string(*pe))
+		if ok && !slices.Contains(offered, k) {
+			out = append(out, fmt.Sprintf("the agent chose position encoding %s, which the bridge did not offer", k))
+		}
+	}
+	if resp.AgentInfo == nil {
+		out = append(out, "the agent sent no agentInfo (name and version)")
+	}
+	return out
+}
+
+// collector keeps what the agent's events told: the last lines it wrote to stderr, the lines of
+// its stdout that were not JSON, and its exit status.
+type collector struct {
+	mu         sync.Mutex
+	stderr     []string
+	lastStderr time.Time
+	notJSON    int    // lines on the agent's stdout that were not JSON
+	firstBad   string // the first of them
+	exit       string
+	exitOnce   sync.Once
+	exited     chan struct{}
+}
+
+// stderrLines is how many of the agent's last stderr lines the report keeps.
+const stderrLines = 20
+
+func newCollector() *collector {
+	return &collector{exited: make(chan struct{})}
+}
+
+// event is acpside.Options.Events.
+func (c *collector) event(e acpside.Event) {
+	switch e.Kind {
+	case acpside.EventStderr:
+		c.mu.Lock()
+		c.stderr = append(c.stderr, e.Line)
+		if len(c.stderr) > stderrLines {
+			c.stderr = c.stderr[len(c.stderr)-stderrLines:]
+		}
+		c.lastStderr = e.At
+		c.mu.Unlock()
+	case acpside.EventFault:
+		if e.Fault != acpside.FaultNotJSON {
+			return
+		}
+		c.mu.Lock()
+		if c.notJSON == 0 {
+			c.firstBad = e.Line
+		}
+		c.notJSON++
+		c.mu.Unlock()
+	case acpside.EventExited:
+		c.exitOnce.Do(func() {
+			c.mu.Lock()
+			c.exit = e.Status
+			c.mu.Unlock()
+			close(c.exited)
+		})
+	}
+}
+
+// waitExit waits up to d for the agent process to exit and returns its status, or "".
+func (c *collector) waitExit(d time.Duration) string {
+	select {
+	case <-c.exited:
+	case <-time.After(d):
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exit
+}
+
+// settle gives the agent's last stderr lines, already written, a moment to be read: it returns
+// once no line has come for 50 ms (counting from the call), and after 300 ms at most.
+func (c *collector) settle() {
+	start := time.Now()
+	deadline := start.Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		c.mu.Lock()
+		last := c.lastStderr
+		c.mu.Unlock()
+		if last.Before(start) {
+			last = start
+		}
+		if time.Since(last) > 50*time.Millisecond {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stdoutWarning describes the lines of the agent's stdout that were not JSON, or is "".
+func (c *collector) stdoutWarning() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.notJSON {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("the agent wrote a line to stdout that is not JSON (ignored): %q", shorten(c.firstBad, 80))
+	default:
+		return fmt.Sprintf("the agent wrote %d lines to stdout that are not JSON (ignored), the first: %q", c.notJSON, shorten(c.firstBad, 80))
+	}
+}
+
+func (c *collector) stderrTail() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string{}, c.stderr...)
+}
+
+// handler answers the agent's requests to the client during a check, as the bridge would without
+// an editor: files are read from disk inside the workspace folder dir, never written; no document
+// is open, none was recent, none is active.
+func handler(dir string) acp.MethodHandler {
+	return func(_ context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+		switch method {
+		case acp.ClientMethodFsReadTextFile:
+			var p acp.ReadTextFileRequest
+			if err := json.Unmarshal(params, &p); err != nil {
+				return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+			}
+			rel, err := filepath.Rel(dir, filepath.Clean(p.Path))
+			if err != nil || !filepath.IsAbs(p.Path) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return nil, acp.NewInvalidParams(map[string]any{"path": p.Path, "error": "outside the workspace folder " + dir})
+			}
+			b, err := os.ReadFile(p.Path)
+			if err != nil {
+				return nil, acp.NewInvalidParams(map[string]any{"path": p.Path, "error": err.Error()})
+			}
+			return acp.ReadTextFileResponse{Content: string(b)}, nil
+		case acp.ClientMethodFsWriteTextFile:
+			return nil, acp.NewInvalidParams(map[string]any{"error": "acp-lsp-bridge doctor writes no files"})
+		case acpside.MethodOpenDocuments, acpside.MethodRecentDocuments:
+			return map[string]any{"documents": []any{}}, nil
+		case acpside.MethodActiveDocument:
+			return map[string]any{"document": nil}, nil
+		}
+		return nil, acp.NewMethodNotFound(method)
+	}
+}

@@ -1,0 +1,385 @@
+// Package doctor checks that an agent can give the bridge Next Edit Suggestions: it starts the
+// agent as the bridge does, with the bridge's own client options (acpside.ClientOptions), runs
+// initialize, nes/start and nes/close, ends it, and reports what it found (Check), as a few lines
+// for a person or one JSON object (docs/doctor.md). What happened to the agent (its stderr, its
+// exit, the faults on its wire) comes from acpside's structured events, not from log text.
+package doctor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+)
+
+// FormatVersion is the version of the doctor --json format (its "protocolVersion"). It
+// changes only for a change that is not additive; see docs/doctor.md.
+const FormatVersion = 1
+
+// The values of Report.Failure: stable, documented in docs/doctor.md.
+const (
+	failNotFound          = "not-found"
+	failStart             = "start-failed"
+	failInitializeTimeout = "initialize-timeout"
+	failInitializeError   = "initialize-error"
+	failNoNES             = "no-nes"
+	failNESStartRefused   = "nes-start-refused"
+	failNESStartTimeout   = "nes-start-timeout"
+	failNESStartError     = "nes-start-error"
+	failExited            = "agent-exited"
+	failInterrupted       = "interrupted"
+)
+
+// Report is what doctor found; its JSON form is the stable --json output.
+type Report struct {
+	ProtocolVersion int           `json:"protocolVersion"`
+	OK              bool          `json:"ok"`
+	Reason          string        `json:"reason"`
+	Failure         *string       `json:"failure"`
+	Step            *string       `json:"step"`
+	Bridge          bridgeReport  `json:"bridge"`
+	Command         []string      `json:"command"`
+	Workspace       string        `json:"workspace"`
+	Agent           *agentReport  `json:"agent"`
+	Error           *errorReport  `json:"error"`
+	AgentExit       *string       `json:"agentExit"`
+	AgentStderr     []string      `json:"agentStderr"`
+	Timings         timingsReport `json:"timings"`
+	Capabilities    capsReport    `json:"capabilities"`
+	Warnings        []string      `json:"warnings"`
+}
+
+type bridgeReport struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type agentReport struct {
+	ProtocolVersion        int          `json:"protocolVersion"`
+	Info                   *infoReport  `json:"info"`
+	PositionEncoding       string       `json:"positionEncoding"`
+	PositionEncodingSource string       `json:"positionEncodingSource"` // "agent" or "default"
+	AuthMethods            []authReport `json:"authMethods"`
+	NES                    *nesReport   `json:"nes"`
+}
+
+type infoReport struct {
+	Name    string  `json:"name"`
+	Title   *string `json:"title"`
+	Version string  `json:"version"`
+}
+
+type authReport struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Type        string  `json:"type"`
+	Description *string `json:"description"`
+}
+
+type nesReport struct {
+	Events  eventsReport  `json:"events"`
+	Context contextReport `json:"context"`
+}
+
+type eventsReport struct {
+	DidOpen   bool    `json:"didOpen"`
+	DidChange bool    `json:"didChange"`
+	SyncKind  *string `json:"syncKind"`
+	DidClose  bool    `json:"didClose"`
+	DidSave   bool    `json:"didSave"`
+	DidFocus  bool    `json:"didFocus"`
+}
+
+// contextReport mirrors agentCapabilities.nes.context: a key is present when the agent asked for
+// it, with its maxCount when it gave one.
+type contextReport struct {
+	RecentFiles     *contextKey `json:"recentFiles,omitempty"`
+	RelatedSnippets *contextKey `json:"relatedSnippets,omitempty"`
+	EditHistory     *contextKey `json:"editHistory,omitempty"`
+	UserActions     *contextKey `json:"userActions,omitempty"`
+	OpenFiles       *contextKey `json:"openFiles,omitempty"`
+	Diagnostics     *contextKey `json:"diagnostics,omitempty"`
+}
+
+type contextKey struct {
+	MaxCount *int `json:"maxCount,omitempty"`
+}
+
+type errorReport struct {
+	Method  string `json:"method"`
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+type timingsReport struct {
+	InitializeMs *float64 `json:"initializeMs"`
+	NESStartMs   *float64 `json:"nesStartMs"`
+	CloseMs      *float64 `json:"closeMs"`
+}
+
+// capsReport is what the bridge will offer with this agent: the editor surfaces, and what it
+// will send the agent.
+type capsReport struct {
+	InlineCompletion  bool     `json:"inlineCompletion"`
+	CopilotInlineEdit bool     `json:"copilotInlineEdit"`
+	CodeAction        bool     `json:"codeAction"`
+	Completion        bool     `json:"completion"`
+	SuggestionKinds   []string `json:"suggestionKinds"`
+	DocumentEvents    []string `json:"documentEvents"`
+	DocumentSync      *string  `json:"documentSync"`
+	SuggestContext    []string `json:"suggestContext"`
+}
+
+func newReport(cmd acpside.Command, workspace, version string) *Report {
+	return &Report{
+		ProtocolVersion: FormatVersion,
+		Bridge:          bridgeReport{Name: "acp-lsp-bridge", Version: version},
+		Command:         append([]string{cmd.Path}, cmd.Args...),
+		Workspace:       workspace,
+		AgentStderr:     []string{},
+		Warnings:        []string{},
+		Capabilities:    capsReport{SuggestionKinds: []string{}, DocumentEvents: []string{}, SuggestContext: []string{}},
+	}
+}
+
+func (r *Report) fail(step, failure, reason string) {
+	r.OK = false
+	r.Step, r.Failure, r.Reason = &step, &failure, reason
+}
+
+// JSON is the --json output: one indented object and a newline.
+func (r *Report) JSON() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		// Only Error.Data comes from the agent, and it was decoded from JSON.
+		return fmt.Appendf(nil, "{\"protocolVersion\":%d,\"ok\":false,\"reason\":%q}\n", FormatVersion, "cannot encode the report: "+err.Error())
+	}
+	return b.Bytes()
+}
+
+// Human is the short report; color marks the verdict.
+func (r *Report) Human(color bool) string {
+	var b strings.Builder
+	line := func(label, value string) {
+		if label == "" {
+			fmt.Fprintf(&b, "%11s%s\n", "", value)
+			return
+		}
+		fmt.Fprintf(&b, "%-11s%s\n", label, value)
+	}
+	line("command", shellJoin(r.Command))
+	line("workspace", r.Workspace)
+	if a := r.Agent; a != nil {
+		line("agent", a.describe())
+		line("protocol", fmt.Sprintf("ACP %d", a.ProtocolVersion))
+		if a.PositionEncodingSource == "default" {
+			line("encoding", a.PositionEncoding+" (the protocol's default: the agent named none)")
+		} else {
+			line("encoding", a.PositionEncoding+" (the agent's choice)")
+		}
+		line("auth", a.authText())
+		if a.NES == nil {
+			line("nes", "not offered (no agentCapabilities.nes)")
+		} else {
+			line("events", a.NES.Events.text())
+			line("context", a.NES.Context.text())
+		}
+	}
+	if t := r.Timings.text(); t != "" {
+		line("timings", t)
+	}
+	if r.OK {
+		line("surfaces", "inline completion, Copilot inline edits, code actions, completion items")
+		line("", "(completion items by default only for editors without inline completion)")
+		if ev := r.Capabilities.DocumentEvents; len(ev) > 0 {
+			s := "the agent gets " + joinEvents(ev, r.Capabilities.DocumentSync) + " from the editor"
+			s = strings.Replace(s, "didFocus", "didFocus (Copilot-style clients only)", 1)
+			line("", s)
+		} else {
+			line("", "the agent gets no document events (it asked for none)")
+		}
+	} else {
+		line("surfaces", "none: the bridge would tell the editor once and answer with empty results")
+		if n := len(r.AgentStderr); n > 0 {
+			tail := r.AgentStderr[max(0, n-5):]
+			for i, l := range tail {
+				label := ""
+				if i == 0 {
+					label = "stderr"
+				}
+				// Whole: the agent's last words usually say what to do (up to a bound, for an
+				// agent that writes a whole file on one line).
+				line(label, shorten(l, 2000))
+			}
+		}
+	}
+	for _, w := range r.Warnings {
+		line("warning", w)
+	}
+	verdict, code := "OK", "32"
+	if !r.OK {
+		verdict, code = "FAIL", "31"
+	}
+	pad := strings.Repeat(" ", 11-len(verdict))
+	if color {
+		verdict = "\x1b[1;" + code + "m" + verdict + "\x1b[0m"
+	}
+	b.WriteString(verdict + pad + r.Reason + "\n")
+	return b.String()
+}
+
+func (a *agentReport) describe() string {
+	if a.Info == nil {
+		return "(no agentInfo)"
+	}
+	s := a.Info.Name
+	if s == "" {
+		s = "(no name)"
+	}
+	if a.Info.Version != "" {
+		s += " " + a.Info.Version
+	}
+	if a.Info.Title != nil && *a.Info.Title != "" && *a.Info.Title != a.Info.Name {
+		s += fmt.Sprintf(" (%q)", *a.Info.Title)
+	}
+	return s
+}
+
+func (a *agentReport) authText() string {
+	if len(a.AuthMethods) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(a.AuthMethods))
+	for i, m := range a.AuthMethods {
+		name := m.Name
+		if name == "" {
+			name = m.ID
+		}
+		parts[i] = fmt.Sprintf("%s [%s, %s]", name, m.ID, m.Type)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (e eventsReport) text() string {
+	var asked []string
+	for _, ev := range []struct {
+		on   bool
+		name string
+	}{{e.DidOpen, "didOpen"}, {e.DidChange, "didChange"}, {e.DidClose, "didClose"}, {e.DidSave, "didSave"}, {e.DidFocus, "didFocus"}} {
+		if ev.on {
+			asked = append(asked, ev.name)
+		}
+	}
+	if len(asked) == 0 {
+		return "none"
+	}
+	return joinEvents(asked, e.SyncKind)
+}
+
+// joinEvents lists document events, didChange with its sync kind.
+func joinEvents(events []string, sync *string) string {
+	out := make([]string, len(events))
+	for i, ev := range events {
+		out[i] = ev
+		if ev == "didChange" && sync != nil {
+			out[i] += " (" + *sync + ")"
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func (c contextReport) keys() []string {
+	var out []string
+	for _, k := range []struct {
+		key  *contextKey
+		name string
+	}{{c.RecentFiles, "recentFiles"}, {c.RelatedSnippets, "relatedSnippets"}, {c.EditHistory, "editHistory"},
+		{c.UserActions, "userActions"}, {c.OpenFiles, "openFiles"}, {c.Diagnostics, "diagnostics"}} {
+		if k.key == nil {
+			continue
+		}
+		s := k.name
+		if k.key.MaxCount != nil {
+			s += fmt.Sprintf(" (maxCount %d)", *k.key.MaxCount)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (c contextReport) text() string {
+	keys := c.keys()
+	if len(keys) == 0 {
+		return "none"
+	}
+	s := strings.Join(keys, ", ")
+	switch {
+	case c.Diagnostics == nil:
+		s += " (the bridge sends none of these)"
+	case len(keys) > 1:
+		s += " (the bridge sends only diagnostics)"
+	}
+	return s
+}
+
+// text is the timings line of the report, empty when the agent never answered initialize.
+func (t timingsReport) text() string {
+	if t.InitializeMs == nil {
+		return ""
+	}
+	parts := []string{"initialize " + formatMs(*t.InitializeMs) + " after process start"}
+	if t.NESStartMs != nil {
+		parts = append(parts, "nes/start "+formatMs(*t.NESStartMs))
+	}
+	if t.CloseMs != nil {
+		parts = append(parts, "close "+formatMs(*t.CloseMs))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatMs(ms float64) string {
+	switch {
+	case ms < 10:
+		return fmt.Sprintf("%.1f ms", ms)
+	case ms < 10000:
+		return fmt.Sprintf("%.0f ms", ms)
+	default:
+		return fmt.Sprintf("%.1f s", ms/1000)
+	}
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// shellJoin writes a command line as a POSIX shell would read it back.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,%", r))
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}
+
+func msSince(t time.Time) *float64 {
+	ms := float64(time.Since(t).Microseconds()) / 1000
+	ms = float64(int64(ms*10+0.5)) / 10
+	return &ms
+}
