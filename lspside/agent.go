@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,40 +23,50 @@ const noAgentMessage = "acp-lsp-bridge: no agent is configured, so there will be
 // marks it ready. On failure the user is told once and the bridge keeps serving empty results.
 func (s *Server) startAgent(ctx context.Context) { s.launch(ctx, false) }
 
-// launch starts the agent; restart is set when it replaces one that exited (supervise.go), whose
-// failures to start count as further exits.
-func (s *Server) launch(ctx context.Context, restart bool) {
+// agentCommand is the agent to start: the bridge's flag, else initializationOptions.agent, else
+// the built-in agent (when there is one and no test connects its own). It is a copy: starting it
+// changes nothing of the configuration.
+func (s *Server) agentCommand() (cmd *acpside.Command, builtin bool) {
 	s.mu.Lock()
-	if s.launching || s.ended {
-		s.mu.Unlock()
-		return
-	}
-	s.launching = true
-	cmd := s.cfg.Agent
-	if cmd == nil && s.init.InitializationOptions != nil {
-		cmd = s.init.InitializationOptions.Agent
+	c := s.cfg.Agent
+	if c == nil && s.init.InitializationOptions != nil {
+		c = s.init.InitializationOptions.Agent
 	}
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.launching = false
-		s.mu.Unlock()
-	}()
-	if (cmd == nil || cmd.Path == "") && s.cfg.DefaultAgent != nil && s.cfg.ConnectAgent == nil {
-		def := *s.cfg.DefaultAgent
-		cmd = &def
-		if !restart {
-			s.logMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: no agent is configured; using the built-in agent "+
-				"(rename propagation and repeated edits, no model). Set `-- AGENT` or initializationOptions.agent for another.")
-		}
+	if (c == nil || c.Path == "") && s.cfg.DefaultAgent != nil && s.cfg.ConnectAgent == nil {
+		c, builtin = s.cfg.DefaultAgent, true
+	}
+	if c == nil {
+		return nil, false
+	}
+	cp := *c
+	cp.Args = append([]string(nil), c.Args...)
+	return &cp, builtin
+}
+
+// launch starts a new generation of the agent; restart is set when it replaces one that exited
+// or the user restarts it, whose failures to start count as further exits.
+func (s *Server) launch(ctx context.Context, restart bool) {
+	gen, ok := s.sup.begin()
+	if !ok {
+		return
+	}
+	cmd, builtin := s.agentCommand()
+	if builtin && !restart {
+		s.logMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: no agent is configured; using the built-in agent "+
+			"(rename propagation and repeated edits, no model). Set `-- AGENT` or initializationOptions.agent for another.")
 	}
 	agent, err := s.connectAgent(cmd)
 	if err != nil {
 		if restart && cmd != nil && cmd.Path != "" {
-			s.agentExited(ctx, "the agent", err)
+			s.agentExited(ctx, gen, "the agent", err)
 			return
 		}
-		s.agentFailed(ctx, startFailure(err), err)
+		s.agentFailed(ctx, gen, startFailure(err), err)
+		return
+	}
+	if !s.sup.attach(gen, agent) {
+		agent.Close(ctx) // the editor left, or the user restarted it, meanwhile
 		return
 	}
 	ictx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
@@ -66,7 +75,7 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	// left running until it answers or the start timeout ends it.
 	go func() {
 		select {
-		case <-s.leaving:
+		case <-s.sup.leaving:
 			cancel()
 		case <-ictx.Done():
 		}
@@ -83,63 +92,54 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 		switch {
 		case errors.Is(err, acpside.ErrNoNES):
 			// Told at once: closing an agent can take seconds (it is given time to exit).
-			s.agentFailed(ctx, noNESMessage(name), err)
+			s.agentFailed(ctx, gen, noNESMessage(name), err)
 			agent.Close(ctx)
 		case restart:
 			agent.Close(ctx)
-			s.agentExited(ctx, name, fmt.Errorf("initialize: %w", err))
+			s.agentExited(ctx, gen, name, fmt.Errorf("initialize: %w", err))
 		default:
 			msg := fmt.Sprintf("acp-lsp-bridge: %s did not initialize: %v", name, err)
 			if status, stderr, ok := agent.Exited(time.Second); ok {
 				msg = exitedMessage(cmd, status, "initialize", stderr)
 			}
-			s.agentFailed(ctx, msg, err)
+			s.agentFailed(ctx, gen, msg, err)
 			agent.Close(ctx)
 		}
 		return
 	}
-	go s.watchAgent(ctx, agent, name)
+	go s.watchAgent(ctx, gen, agent, name)
 	err = agent.StartNES(ictx, s.startRequest())
 	if err != nil && s.leftWhileStarting(ctx, agent) {
 		return
 	}
-	if err != nil && restart && agent.Ended() {
+	if err != nil && endedWithin(agent, 100*time.Millisecond) {
 		return // watchAgent counts it as an exit
 	}
 	switch {
 	case err != nil && acpside.AuthRequired(err):
 		// The editor keeps working (requests answer empty at once) while the user is asked to
 		// sign in.
-		s.mu.Lock()
-		gone := s.ended
-		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s is waiting for you to sign in.", name)
-		if !gone {
-			s.authAgent = agent
-		}
-		s.mu.Unlock()
-		if gone {
+		if !s.sup.signingIn(gen, fmt.Sprintf("acp-lsp-bridge: %s is waiting for you to sign in.", name)) {
 			agent.Close(ctx)
 			return
 		}
 		s.log.Info().Str("agent", name).Msg("the agent requires authentication")
 		if s.signIn(ctx, agent, name) {
-			s.becomeReady(ctx, agent, name)
+			s.becomeReady(ctx, gen, agent, name)
 		}
 		return
 	case err != nil:
 		agent.Close(ctx)
-		s.agentFailed(ctx, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session: %v", name, err), err)
+		s.agentFailed(ctx, gen, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session: %v", name, err), err)
 		return
 	}
-	s.becomeReady(ctx, agent, name)
+	s.becomeReady(ctx, gen, agent, name)
 }
 
 // leftWhileStarting closes an agent whose start failed because the editor left meanwhile, and
 // reports whether that was so: nothing to tell anyone then.
 func (s *Server) leftWhileStarting(ctx context.Context, agent *acpside.Agent) bool {
-	select {
-	case <-s.leaving:
-	default:
+	if !s.sup.leavingNow() {
 		return false
 	}
 	s.log.Info().Msg("the editor left while the agent was starting; the agent is closed")
@@ -149,61 +149,38 @@ func (s *Server) leftWhileStarting(ctx context.Context, agent *acpside.Agent) bo
 
 // startRequest is the nes/start request: the workspace and its repository.
 func (s *Server) startRequest() acp.UnstableStartNesRequest {
-	start := s.nesStartRequest()
-	if root := s.workspaceRoot(); root != "" {
-		start.Repository = repositoryOf(root)
-	}
-	return start
+	return s.workspace().start
 }
 
 // becomeReady makes a started agent (its NES session open) the one requests go to: the open
 // documents are replayed to it, in order with every later document event.
-func (s *Server) becomeReady(ctx context.Context, agent *acpside.Agent, name string) {
-	s.log.Info().Str("agent", name).Str("encoding", agent.Encoding().String()).Interface("events", agent.Events()).Msg("agent ready")
-	s.fwd.Lock()
-	s.mu.Lock()
-	shutting := s.state == stateShutdown || s.ended
-	dead := false
+func (s *Server) becomeReady(ctx context.Context, gen uint64, agent *acpside.Agent, name string) {
 	select {
-	case <-agent.Done(): // watchAgent saw it end before it was ours
-		dead = true
+	case <-agent.Done():
+		return // watchAgent counts it as an exit
 	default:
 	}
-	if !shutting && !dead {
-		s.agent = agent
-		s.agentErr = ""
-	}
-	if s.authAgent == agent {
-		s.authAgent = nil
-	}
-	s.mu.Unlock()
-	if dead {
-		// watchAgent saw it end while it was not ours yet, and left it: restart it from here.
+	s.fwd.Lock()
+	if !s.sup.ready(gen, agent) {
+		// The editor is leaving, the agent ended or the user restarted it: whoever moved it on
+		// closes it.
 		s.fwd.Unlock()
-		if !shutting {
-			s.agentExited(ctx, name, errors.New("the agent exited while starting"))
-		}
 		return
 	}
-	if !shutting && agent.Events().DidOpen {
+	s.log.Info().Str("agent", name).Str("encoding", agent.Encoding().String()).Interface("events", agent.Events()).Msg("agent ready")
+	if agent.Events().DidOpen {
 		for _, snap := range s.docs.All() {
 			s.sendDidOpen(ctx, agent, snap)
 		}
 	}
-	if !shutting {
-		// The user is somewhere already: tell an agent that listens for focus where.
-		s.mu.Lock()
-		active := s.active
-		s.mu.Unlock()
-		if snap, ok := s.docs.Get(active); ok && agent.Events().DidFocus {
-			s.focus(ctx, snap, -1, s.ed.Visible(active))
-		}
+	// The user is somewhere already: tell an agent that listens for focus where.
+	s.mu.Lock()
+	active := s.active
+	s.mu.Unlock()
+	if snap, ok := s.docs.Get(active); ok && agent.Events().DidFocus {
+		s.focus(ctx, snap, -1, s.ed.Visible(active))
 	}
 	s.fwd.Unlock()
-	if shutting {
-		agent.Close(ctx)
-		return
-	}
 	sync := "incremental"
 	if agent.Events().FullSync {
 		sync = "full"
@@ -226,8 +203,8 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 	if cmd == nil || cmd.Path == "" {
 		return nil, errors.New(noAgentMessage)
 	}
-	if root := s.workspaceRoot(); root != "" {
-		cmd.Dir = root
+	if root := s.workspace().root; root != "" {
+		cmd.Dir = root // cmd is the launch's own copy
 	}
 	return acpside.Start(*cmd, opts)
 }
@@ -267,116 +244,46 @@ func startFailure(err error) string {
 	return msg
 }
 
-func (s *Server) agentFailed(ctx context.Context, msg string, err error) {
-	s.mu.Lock()
-	s.agentErr = msg
-	s.mu.Unlock()
+// agentFailed gives up on gen's agent and tells the user why, once.
+func (s *Server) agentFailed(ctx context.Context, gen uint64, msg string, err error) {
+	if !s.sup.fail(gen, msg) {
+		return
+	}
 	s.log.Error().Err(err).Msg("no agent")
 	s.showMessage(ctx, protocol.MessageTypeError, msg)
 }
 
-// watchAgent notices an agent that ends while the editor still works, and has it restarted.
-func (s *Server) watchAgent(ctx context.Context, agent *acpside.Agent, name string) {
+// watchAgent notices gen's agent ending while it starts, waits for sign-in or is ready, and has
+// it restarted.
+func (s *Server) watchAgent(ctx context.Context, gen uint64, agent *acpside.Agent, name string) {
 	<-agent.Done()
-	s.mu.Lock()
-	shutting := s.state == stateShutdown || s.ended
-	ours := s.agent == agent || s.authAgent == agent
-	if ours {
-		s.agent, s.authAgent = nil, nil
+	why := errors.New("the agent exited")
+	if r := agent.Stuck(); r != "" {
+		why = fmt.Errorf("the bridge ended it: %s", r)
 	}
-	s.mu.Unlock()
-	if !ours {
-		return // the bridge closed it: it refused to start, or the editor is leaving
-	}
-	select {
-	case <-s.exited:
-		return
-	default:
-	}
-	if !shutting {
-		why := errors.New("the agent exited")
-		if r := agent.Stuck(); r != "" {
-			why = fmt.Errorf("the bridge ended it: %s", r)
-		}
-		s.log.Error().Str("agent", name).Err(why).Msg("the agent connection ended")
-		s.agentExited(ctx, name, why)
-	}
+	s.agentExited(ctx, gen, name, why)
 }
 
 // currentAgent returns the agent if it is ready, without waiting. Nothing waits for the agent:
 // until it is ready, requests answer empty.
-func (s *Server) currentAgent() *acpside.Agent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.agent
-}
+func (s *Server) currentAgent() *acpside.Agent { return s.sup.readyAgent() }
 
 // notReady says why there is no ready agent: what the user was last told, or that it is starting.
-func (s *Server) notReady() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.agentErr != "" {
-		return s.agentErr
-	}
-	return "acp-lsp-bridge: the agent is still starting; there are no suggestions until it is ready."
-}
+func (s *Server) notReady() string { return s.sup.whyNotReady() }
 
-// shutdownAgent ends every live suggestion, then the NES session and the agent's process group.
+// shutdownAgent ends every live suggestion, then the NES session and the agent's process group;
+// nothing starts afterwards. A second call waits for the first to finish.
 func (s *Server) shutdownAgent() {
-	s.closeAgent.Do(func() {
-		s.mu.Lock()
-		agent := s.agent
-		if agent == nil {
-			agent = s.authAgent
+	s.sup.closeOnce.Do(func() {
+		agent := s.sup.leave()
+		if agent != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s.sugs.endAll(ctx, agent, acp.UnstableNesRejectReasonIgnored)
+			agent.Close(ctx)
 		}
-		s.agent, s.authAgent = nil, nil
-		s.mu.Unlock()
-		if agent == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.sugs.endAll(ctx, agent, acp.UnstableNesRejectReasonIgnored)
-		agent.Close(ctx)
+		s.sup.closed()
 	})
-}
-
-// nesStartRequest describes the workspace from the editor's initialize.
-func (s *Server) nesStartRequest() acp.UnstableStartNesRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var req acp.UnstableStartNesRequest
-	for _, f := range s.init.WorkspaceFolders {
-		name := f.Name
-		if name == "" {
-			name = filepath.Base(uriPath(f.URI))
-		}
-		req.WorkspaceFolders = append(req.WorkspaceFolders, acp.UnstableWorkspaceFolder{Uri: f.URI, Name: name})
-	}
-	switch {
-	case s.init.RootURI != nil && *s.init.RootURI != "":
-		root := *s.init.RootURI
-		req.WorkspaceUri = &root
-	case len(req.WorkspaceFolders) > 0:
-		root := req.WorkspaceFolders[0].Uri
-		req.WorkspaceUri = &root
-	case s.init.RootPath != nil && *s.init.RootPath != "":
-		root := string(uri.File(*s.init.RootPath))
-		req.WorkspaceUri = &root
-	}
-	if req.WorkspaceUri != nil && len(req.WorkspaceFolders) == 0 {
-		req.WorkspaceFolders = []acp.UnstableWorkspaceFolder{{Uri: *req.WorkspaceUri, Name: filepath.Base(uriPath(*req.WorkspaceUri))}}
-	}
-	return req
-}
-
-// workspaceRoot is the local folder of the workspace, or "".
-func (s *Server) workspaceRoot() string {
-	req := s.nesStartRequest()
-	if req.WorkspaceUri == nil || !strings.HasPrefix(*req.WorkspaceUri, "file:") {
-		return ""
-	}
-	return uriPath(*req.WorkspaceUri)
 }
 
 func uriPath(u string) string {

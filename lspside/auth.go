@@ -28,17 +28,11 @@ const notNow = "Not now"
 // window/showMessage; the last word comes once the dialog is over, so that the user can run the
 // sign-in command it may name at once.
 func (s *Server) signIn(ctx context.Context, agent *acpside.Agent, name string) bool {
-	s.mu.Lock()
-	if s.signingIn {
-		s.mu.Unlock()
+	if !s.sup.beginDialog() {
 		return false
 	}
-	s.signingIn = true
-	s.mu.Unlock()
 	ok, last := s.signInDialog(ctx, agent, name)
-	s.mu.Lock()
-	s.signingIn = false
-	s.mu.Unlock()
+	s.sup.endDialog()
 	s.showMessage(ctx, last.typ, last.text)
 	return ok
 }
@@ -156,30 +150,27 @@ func agentErrorText(err error) string {
 // requests, every live suggestion ends, and the sign-in dialog runs in the background; after it
 // nes/start opens a new session and the open documents are replayed.
 func (s *Server) needSignIn(ctx context.Context, agent *acpside.Agent) {
-	s.mu.Lock()
-	if s.agent != agent || s.signingIn {
-		s.mu.Unlock()
+	gen, ok := s.sup.readyGen(agent)
+	if !ok {
 		return
 	}
-	s.agent, s.authAgent = nil, agent
 	name := agent.Name()
-	s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s is waiting for you to sign in.", name)
-	s.mu.Unlock()
+	if !s.sup.signingIn(gen, fmt.Sprintf("acp-lsp-bridge: %s is waiting for you to sign in.", name)) {
+		return
+	}
 	s.log.Info().Str("agent", name).Msg("the agent requires authentication")
 	go func() {
 		s.sugs.endAll(ctx, agent, acp.UnstableNesRejectReasonIgnored)
 		if s.signIn(ctx, agent, name) {
-			s.becomeReady(ctx, agent, name)
+			s.becomeReady(ctx, gen, agent, name)
 		}
 	}()
 }
 
 // signInCommand runs the sign-in dialog again for an agent that waits for it.
 func (s *Server) signInCommand(ctx context.Context) error {
-	s.mu.Lock()
-	agent := s.authAgent
-	s.mu.Unlock()
-	if agent == nil {
+	agent, gen, ok := s.sup.waitingForSignIn()
+	if !ok {
 		if s.currentAgent() != nil {
 			s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: the agent is ready; there is nothing to sign in to.")
 			return nil
@@ -190,7 +181,7 @@ func (s *Server) signInCommand(ctx context.Context) error {
 	name := agent.Name()
 	go func() {
 		if s.signIn(context.WithoutCancel(ctx), agent, name) {
-			s.becomeReady(context.WithoutCancel(ctx), agent, name)
+			s.becomeReady(context.WithoutCancel(ctx), gen, agent, name)
 		}
 	}()
 	return nil

@@ -148,3 +148,41 @@ func TestAgentWritesThroughTheEditor(t *testing.T) {
 		t.Errorf("the bridge wrote the disk itself: %q", b)
 	}
 }
+
+// TestAgentReadsInWorkspaceFoldersAddedLater: workspace/didChangeWorkspaceFolders moves the bounds
+// of what the agent may read: a folder added is readable at once, a folder removed no longer is.
+func TestAgentReadsInWorkspaceFoldersAddedLater(t *testing.T) {
+	root, _ := workspace(t, map[string]string{"a.go": "a\n"})
+	extraURI, extra := workspace(t, map[string]string{"b.go": "b\n"})
+	e := newEditor(t, harnessOpts{})
+	e.root = root
+	e.initialize()
+	e.WaitReady()
+	read := func() error {
+		_, err := e.agentCall("fs/read_text_file", map[string]any{"sessionId": "test-session", "path": filepath.Join(extra, "b.go")})
+		return err
+	}
+	if err := read(); err == nil {
+		t.Fatal("read a file outside the workspace")
+	}
+	folders := func(key string) {
+		e.Notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+			"added": []any{}, "removed": []any{}, key: []any{map[string]any{"uri": extraURI, "name": "extra"}},
+		}})
+	}
+	folders("added")
+	deadline := time.Now().Add(5 * time.Second)
+	for read() != nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := read(); err != nil {
+		t.Fatalf("a file in an added folder: %v", err)
+	}
+	folders("removed")
+	for read() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := read(); err == nil {
+		t.Error("read a file in a folder the editor removed")
+	}
+}

@@ -19,13 +19,10 @@ type initializeParams struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	} `json:"clientInfo"`
-	RootURI          *string `json:"rootUri"`
-	RootPath         *string `json:"rootPath"`
-	WorkspaceFolders []struct {
-		URI  string `json:"uri"`
-		Name string `json:"name"`
-	} `json:"workspaceFolders"`
-	Capabilities struct {
+	RootURI          *string           `json:"rootUri"`
+	RootPath         *string           `json:"rootPath"`
+	WorkspaceFolders []workspaceFolder `json:"workspaceFolders"`
+	Capabilities     struct {
 		General *struct {
 			PositionEncodings []string `json:"positionEncodings"`
 		} `json:"general"`
@@ -105,7 +102,12 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		offered = p.Capabilities.General.PositionEncodings
 	}
 	enc := encoding.ClientPreferred(offered)
+	ws := newWorkspace(p.RootURI, p.RootPath, p.WorkspaceFolders)
 	s.mu.Lock()
+	s.ws, s.folders = ws, nil
+	for _, f := range ws.start.WorkspaceFolders { // the editor's, or the one its root names
+		s.folders = append(s.folders, workspaceFolder{URI: f.Uri, Name: f.Name})
+	}
 	s.state = stateInitialized
 	s.editorEnc = enc
 	s.init = p
@@ -144,6 +146,10 @@ func capabilities(enc encoding.Kind, client clientCaps) protocol.ServerCapabilit
 		ExecuteCommandProvider: protocol.ExecuteCommandOptions{
 			Commands: []string{CommandAccept, CommandReject, CommandSuggest, CommandSignIn, CommandRestart},
 		},
+		// The workspace's folders bound the files the agent may read; their changes are followed.
+		Workspace: &protocol.WorkspaceOptions{WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
+			Supported: &yes, ChangeNotifications: protocol.Boolean(true),
+		}},
 	}
 	// textDocument/copilotInlineEdit is not a standard capability: Copilot's clients ask without
 	// one, and it is answered whatever the client advertises.

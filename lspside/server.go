@@ -114,18 +114,13 @@ type Server struct {
 	editorEnc encoding.Kind
 	init      initializeParams
 	client    clientCaps
-	agent     *acpside.Agent // non-nil once ready
-	authAgent *acpside.Agent // an agent waiting for the user to sign in
-	signingIn bool           // a sign-in dialog is running
-	launching bool           // an agent is being started
-	ended     bool           // the editor connection ended: no agent may start or stay
-	leaving   chan struct{}  // closed when ended is set: ends an agent's start
-	exits     []time.Time    // when the agent exited, within the restart window
+	// ws is the workspace, computed at initialize and when its folders change (folders).
+	ws      *workspaceInfo
+	folders []workspaceFolder
 	// suggesting cancels the nes/suggest in flight for each document (suggestingSeq tells whose).
 	suggesting    map[string]context.CancelFunc
 	suggestingSeq map[string]uint64
 	suggestSeq    uint64
-	agentErr      string // why there is no agent
 	inflight      map[string]context.CancelFunc
 	cursors       map[string]int  // the byte offset of each document's last request
 	withheld      map[string]bool // documents too large to send to the agent
@@ -133,7 +128,8 @@ type Server struct {
 	exited        chan struct{}
 	exitOnce      sync.Once
 	exitCode      int
-	closeAgent    sync.Once
+	// sup owns the agent's life (supervisor.go).
+	sup *supervisor
 }
 
 // Serve runs the language server on in/out until the editor sends exit or closes the stream. It
@@ -171,9 +167,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		suggesting:    map[string]context.CancelFunc{},
 		suggestingSeq: map[string]uint64{},
 		exited:        make(chan struct{}),
-		leaving:       make(chan struct{}),
 		exitCode:      1,
 	}
+	s.sup = newSupervisor(cfg.Log, cfg.RestartLimit, RestartWindow)
 	s.sugs = newTracker(s)
 	s.ed = editorstate.New(editorstate.Limits{})
 	if cfg.Trace != nil {
@@ -196,10 +192,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		}
 	case <-ctx.Done():
 	}
-	s.mu.Lock()
-	s.ended = true // an agent still starting is closed (launch), or closes itself when it gets there
-	s.mu.Unlock()
-	close(s.leaving)
+	// Nothing starts any more; an agent starting, waiting or ready is closed.
 	s.shutdownAgent()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -330,7 +323,9 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 		err = s.bridgeDiagnostics(params)
 	case "textDocument/didShowInlineEdit": // Copilot's: the client showed an inline edit
 		s.log.Debug().Msg("the editor showed an inline edit")
-	case "$/setTrace", "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders":
+	case "workspace/didChangeWorkspaceFolders":
+		err = s.didChangeWorkspaceFolders(params)
+	case "$/setTrace", "workspace/didChangeConfiguration":
 	default:
 		s.log.Debug().Str("method", method).Msg("notification not handled")
 	}

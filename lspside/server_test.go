@@ -58,7 +58,7 @@ func TestCapabilitiesAdvertiseOnlyWhatIsImplemented(t *testing.T) {
 			e.MustCall("initialize", tc.params, &res)
 			caps := res["capabilities"]
 			want := map[string]bool{"positionEncoding": true, "textDocumentSync": true, "inlineCompletionProvider": true,
-				"codeActionProvider": true, "executeCommandProvider": true, "completionProvider": tc.completion}
+				"codeActionProvider": true, "executeCommandProvider": true, "completionProvider": tc.completion, "workspace": true}
 			for k := range caps {
 				if !want[k] {
 					t.Errorf("advertises %q", k)
@@ -68,6 +68,9 @@ func TestCapabilitiesAdvertiseOnlyWhatIsImplemented(t *testing.T) {
 				if _, ok := caps[k]; w && !ok {
 					t.Errorf("does not advertise %q", k)
 				}
+			}
+			if got := string(caps["workspace"]); got != `{"workspaceFolders":{"supported":true,"changeNotifications":true}}` {
+				t.Errorf("workspace = %s", got)
 			}
 			if got := string(caps["textDocumentSync"]); got != `{"openClose":true,"change":2,"save":{}}` {
 				t.Errorf("textDocumentSync = %s", got)

@@ -142,7 +142,7 @@ func acceptCommand(id string) translate.Command {
 
 // suggestContext assembles the context of a nes/suggest: exactly the keys the agent asked for.
 func (s *Server) suggestContext(want acpside.ContextWanted, req suggestRequest, agentEnc encoding.Kind) *acp.UnstableNesSuggestContext {
-	root := s.workspaceRoot()
+	root := s.workspace().root
 	return s.ed.Context(editorstate.Request{
 		Want: editorstate.Want{
 			OpenFiles: want.OpenFiles, RecentFiles: want.RecentFiles, EditHistory: want.EditHistory,

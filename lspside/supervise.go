@@ -2,7 +2,6 @@ package lspside
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -15,35 +14,19 @@ const CommandRestart = "acp-lsp-bridge.restart"
 // RestartWindow is the span in which Config.RestartLimit exits make the bridge give up.
 const RestartWindow = 3 * time.Minute
 
-// agentExited handles an agent that ended, or failed to start again, while the editor works: its
+// agentExited handles gen's agent ending, or failing to start again, while the editor works: its
 // suggestions end with it, and it is started again after a backoff, unless it exited too often
 // within RestartWindow; then the user is told once, with the command that tries again. Meanwhile
 // requests answer empty at once, and the restarted agent gets every open document's current text.
-func (s *Server) agentExited(ctx context.Context, name string, why error) {
+func (s *Server) agentExited(ctx context.Context, gen uint64, name string, why error) {
+	n, giveUp, ok := s.sup.exited(gen, time.Now(), func(n int, giveUp bool) string {
+		return exitWhy(name, n, RestartWindow, why, giveUp)
+	})
+	if !ok {
+		return // the bridge closed it, or a newer generation runs
+	}
 	s.sugs.endAll(ctx, nil, acp.UnstableNesRejectReasonIgnored) // their agent is gone
-	now := time.Now()
-	s.mu.Lock()
-	kept := s.exits[:0]
-	for _, t := range s.exits {
-		if now.Sub(t) < RestartWindow {
-			kept = append(kept, t)
-		}
-	}
-	s.exits = append(kept, now)
-	n := len(s.exits)
-	shutting := s.state == stateShutdown || s.ended
-	giveUp := n > s.cfg.RestartLimit
-	if giveUp {
-		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s exited %d times in %s (last: %v); the bridge stopped restarting it. "+
-			"Its error output is in the bridge's log; run the command %s to try again.", name, n, RestartWindow, why, CommandRestart)
-	} else {
-		s.agentErr = fmt.Sprintf("acp-lsp-bridge: %s exited (%v); restarting it.", name, why)
-	}
-	msg := s.agentErr
-	s.mu.Unlock()
-	if shutting {
-		return
-	}
+	msg := s.notReady()
 	s.log.Warn().Str("agent", name).Err(why).Int("exits", n).Bool("giveUp", giveUp).Msg("agent exited")
 	switch {
 	case giveUp:
@@ -58,7 +41,7 @@ func (s *Server) agentExited(ctx context.Context, name string, why error) {
 	go func() {
 		select {
 		case <-time.After(delay):
-		case <-s.exited:
+		case <-s.sup.leaving:
 			return
 		}
 		s.launch(ctx, true)
@@ -68,20 +51,11 @@ func (s *Server) agentExited(ctx context.Context, name string, why error) {
 // restartCommand starts the agent again at the user's request: the running one (if any) ends
 // first, and the count of exits starts over.
 func (s *Server) restartCommand(ctx context.Context) error {
-	s.mu.Lock()
-	if s.launching {
-		s.mu.Unlock()
-		s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: the agent is starting already.")
+	agent, refused := s.sup.restart()
+	if refused != "" {
+		s.showMessage(ctx, protocol.MessageTypeInfo, refused)
 		return nil
 	}
-	agent := s.agent
-	if agent == nil {
-		agent = s.authAgent
-	}
-	s.agent, s.authAgent = nil, nil
-	s.exits = nil
-	s.agentErr = "acp-lsp-bridge: the agent is restarting."
-	s.mu.Unlock()
 	if agent != nil {
 		s.sugs.endAll(ctx, agent, acp.UnstableNesRejectReasonIgnored)
 		agent.Close(ctx)

@@ -2,14 +2,17 @@ package lspside
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
+	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/uri"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
@@ -26,10 +29,51 @@ const (
 // errOutsideWorkspace reports a file the agent named outside the workspace folders.
 var errOutsideWorkspace = errors.New("outside the workspace folders")
 
-// workspaceRoots returns the workspace folders as resolved paths (symlinks followed).
-func (s *Server) workspaceRoots() []string {
-	req := s.nesStartRequest()
-	var roots []string
+// workspaceFolder is a workspace folder as the editor names it.
+type workspaceFolder struct {
+	URI  string `json:"uri"`
+	Name string `json:"name"`
+}
+
+// workspaceInfo is the workspace as the editor described it, computed at initialize and again on
+// workspace/didChangeWorkspaceFolders, and read by everything that needs it: nes/start, the
+// agent's working folder, the files the agent may read and the paths in the suggestion context.
+type workspaceInfo struct {
+	start acp.UnstableStartNesRequest // the folders, the workspace URI and its repository
+	root  string                      // the local folder of the workspace URI, or ""
+	roots []string                    // the folders' resolved paths (symlinks followed)
+}
+
+// newWorkspace computes the workspace from the editor's root and folders: the workspace URI is
+// rootUri, else the first folder, else rootPath; with no folders, it is the one folder.
+func newWorkspace(rootURI, rootPath *string, folders []workspaceFolder) *workspaceInfo {
+	var req acp.UnstableStartNesRequest
+	for _, f := range folders {
+		name := f.Name
+		if name == "" {
+			name = filepath.Base(uriPath(f.URI))
+		}
+		req.WorkspaceFolders = append(req.WorkspaceFolders, acp.UnstableWorkspaceFolder{Uri: f.URI, Name: name})
+	}
+	switch {
+	case rootURI != nil && *rootURI != "":
+		root := *rootURI
+		req.WorkspaceUri = &root
+	case len(req.WorkspaceFolders) > 0:
+		root := req.WorkspaceFolders[0].Uri
+		req.WorkspaceUri = &root
+	case rootPath != nil && *rootPath != "":
+		root := string(uri.File(*rootPath))
+		req.WorkspaceUri = &root
+	}
+	if req.WorkspaceUri != nil && len(req.WorkspaceFolders) == 0 {
+		req.WorkspaceFolders = []acp.UnstableWorkspaceFolder{{Uri: *req.WorkspaceUri, Name: filepath.Base(uriPath(*req.WorkspaceUri))}}
+	}
+	ws := &workspaceInfo{start: req}
+	if req.WorkspaceUri != nil && strings.HasPrefix(*req.WorkspaceUri, "file:") {
+		ws.root = uriPath(*req.WorkspaceUri)
+		ws.start.Repository = repositoryOf(ws.root)
+	}
 	for _, f := range req.WorkspaceFolders {
 		if !strings.HasPrefix(f.Uri, "file:") {
 			continue
@@ -38,9 +82,54 @@ func (s *Server) workspaceRoots() []string {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			p = r
 		}
-		roots = append(roots, filepath.Clean(p))
+		ws.roots = append(ws.roots, filepath.Clean(p))
 	}
-	return roots
+	return ws
+}
+
+// workspace returns the workspace (empty before initialize).
+func (s *Server) workspace() *workspaceInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ws == nil {
+		return &workspaceInfo{}
+	}
+	return s.ws
+}
+
+// didChangeWorkspaceFolders updates the workspace with the folders the editor added and removed;
+// the agent sees them at its next nes/start, and may read files in them at once.
+func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
+	var p struct {
+		Event struct {
+			Added   []workspaceFolder `json:"added"`
+			Removed []workspaceFolder `json:"removed"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("workspace/didChangeWorkspaceFolders: %w", err)
+	}
+	s.mu.Lock()
+	folders := append([]workspaceFolder(nil), s.folders...)
+	var kept []workspaceFolder
+	for _, f := range folders {
+		if !slices.ContainsFunc(p.Event.Removed, func(r workspaceFolder) bool { return r.URI == f.URI }) {
+			kept = append(kept, f)
+		}
+	}
+	for _, f := range p.Event.Added {
+		if !slices.ContainsFunc(kept, func(k workspaceFolder) bool { return k.URI == f.URI }) {
+			kept = append(kept, f)
+		}
+	}
+	rootURI, rootPath := s.init.RootURI, s.init.RootPath
+	s.mu.Unlock()
+	ws := newWorkspace(rootURI, rootPath, kept)
+	s.mu.Lock()
+	s.folders, s.ws = kept, ws
+	s.mu.Unlock()
+	s.log.Info().Int("folders", len(kept)).Msg("workspace folders changed")
+	return nil
 }
 
 // confine resolves the path of a file: URI and checks that it lies inside a workspace folder,
@@ -56,7 +145,7 @@ func (s *Server) confine(u string) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%s: %w", u, err)
 	}
-	for _, root := range s.workspaceRoots() {
+	for _, root := range s.workspace().roots {
 		if resolved == root || strings.HasPrefix(resolved, root+string(filepath.Separator)) {
 			return resolved, nil
 		}
