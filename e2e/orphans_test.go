@@ -21,7 +21,7 @@ import (
 // whose helper ignores SIGTERM and the end of its stdin, as codex-acp's native binary does; and
 // an agent that relaunches itself, as gemini-cli does) are ended with every process they started,
 // whatever state the agent is in when the session ends (starting, waiting for the user to sign
-// in, waiting to be restarted after it exited, ready) and however it ends (shutdown and exit, the
+// in, waiting to be restarted after it exited, ready, being closed after shutdown) and however it ends (shutdown and exit, the
 // editor closing the pipe, SIGTERM, SIGINT, and SIGKILL, which runs none of the bridge's code).
 // Every process the agent started, and the bridge's guard, is gone within a few seconds.
 //
@@ -51,6 +51,14 @@ func TestNoProcessOutlivesTheBridge(t *testing.T) {
 			b.waitMessage("acp-test-agent exited")
 		}},
 	}
+	// Closing: shutdown has been answered and the bridge is ending an agent that reads nothing
+	// (its helper ignoring SIGTERM keeps the group for a second after the agent itself ends).
+	stages = append(stages, stage{"closing", []string{"--stall", "60s"}, func(t *testing.T, b *bridgeProc, uri string) {
+		b.waitMessage("acp-test-agent is ready")
+		if err := b.Call("shutdown", nil, nil); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+	}})
 	endings := []string{"exit", "eof", "SIGTERM", "SIGINT", "SIGKILL"}
 	for i, st := range stages {
 		for j, end := range endings {
@@ -105,10 +113,12 @@ func TestNoProcessOutlivesTheBridge(t *testing.T) {
 				}
 				pids = append(pids, guards...)
 
-				switch end {
-				case "exit":
+				switch {
+				case end == "exit" && st.name == "closing":
+					b.Notify("exit", nil)
+				case end == "exit":
 					b.Shutdown()
-				case "eof":
+				case end == "eof":
 					_ = b.stdin.Close()
 				default:
 					sig := map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT, "SIGKILL": syscall.SIGKILL}[end]
