@@ -7,11 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -36,10 +33,9 @@ type process struct {
 	stdout io.ReadCloser
 	exited chan struct{}
 	err    error // valid after exited is closed
-	// lifeline is the bridge's end of the guard's pipe (nil without a guard); closing it, or the
-	// bridge ending in any way, makes the guard end the agent's process group.
-	lifeline  *os.File
-	guardDone chan struct{} // closed when the guard has exited (nil without a guard)
+	// tree is the agent's processes as the platform groups them (process_unix.go,
+	// process_windows.go).
+	tree tree
 
 	mu   sync.Mutex
 	tail []string // the last lines the agent wrote to stderr
@@ -63,19 +59,18 @@ func startProcess(c Command, log zerolog.Logger, events func(Event)) (*process, 
 	if c.Path == "" {
 		return nil, errors.New("no agent command")
 	}
-	path, err := exec.LookPath(c.Path)
+	cmd, err := command(c)
 	if err != nil {
-		return nil, fmt.Errorf("agent command %q: %w", c.Path, err)
+		return nil, err
 	}
-	cmd := exec.Command(path, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = os.Environ()
 	for k, v := range c.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	// Its own process group, so that ending the agent ends the wrapper processes it started too,
-	// and the kernel ends it if the bridge dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A group of its own (a process group, a job), so that ending the agent ends the wrapper
+	// processes it started too.
+	prepare(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -99,7 +94,7 @@ func startProcess(c Command, log zerolog.Logger, events func(Event)) (*process, 
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("start agent %q: %w", c.String(), err)
+		return nil, fmt.Errorf("start agent \"%s\": %w", c.String(), err)
 	}
 	p := &process{cmd: cmd, stdin: stdin, stdout: outR, exited: make(chan struct{})}
 	go func() {
@@ -121,17 +116,16 @@ func startProcess(c Command, log zerolog.Logger, events func(Event)) (*process, 
 			p.mu.Unlock()
 		}
 	}()
-	if p.lifeline, p.guardDone, err = startGuard(cmd.Process.Pid); err != nil {
-		log.Warn().Err(err).Msg("cannot start the guard that ends the agent's processes should the bridge be killed")
+	if p.tree, err = newTree(cmd); err != nil {
+		log.Warn().Err(err).Msg("cannot group the agent's processes; should the bridge be killed, those it started may live on")
+		p.tree = leaderOnly{cmd.Process}
 	}
 	go func() {
 		p.err = cmd.Wait()
 		log.Info().Int("pid", cmd.Process.Pid).Str("status", exitStatus(p.err)).Msg("agent exited")
 		events(Event{Kind: EventExited, Status: exitStatus(p.err), At: time.Now()})
 		// What the agent started and left behind in its group ends with it.
-		if p.lifeline != nil {
-			p.lifeline.Close()
-		}
+		p.tree.leaderExited()
 		close(p.exited)
 	}()
 	log.Info().Int("pid", cmd.Process.Pid).Str("command", c.String()).Msg("agent started")
@@ -145,113 +139,47 @@ func exitStatus(err error) string {
 	return err.Error()
 }
 
-// kill ends the agent's whole process group at once (SIGKILL).
-func (p *process) kill() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-}
+// kill ends the agent's whole tree at once.
+func (p *process) kill() { p.tree.kill() }
 
-// stop closes the agent's stdin, waits grace for it to exit, then ends its whole process group:
-// SIGTERM, and SIGKILL a second later.
+// stop closes the agent's stdin, waits grace for it to exit, then ends its whole tree: gently
+// where the platform can (SIGTERM to the group), and for good a second later.
 func (p *process) stop(grace time.Duration) {
 	_ = p.stdin.Close()
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
 	}
-	pgid := p.cmd.Process.Pid
-	// The group may outlive its leader (wrapper processes): signal it in any case.
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	// The tree may outlive its leader (wrapper processes): end it in any case.
+	p.tree.terminate()
 	select {
 	case <-p.exited:
 	case <-time.After(time.Second):
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	p.tree.kill()
 	<-p.exited
-	// The guard, told by the leader's exit, finds the group gone and exits.
-	if p.guardDone != nil {
-		select {
-		case <-p.guardDone:
-		case <-time.After(3 * time.Second):
-		}
-	}
+	p.tree.wait(3 * time.Second)
 }
 
-// The guard of an agent's process group is a second process, the bridge's own executable started
-// again with guardEnv naming the group: it waits until its stdin (the lifeline, a pipe whose
-// other end only the bridge holds) reaches end of file, which happens when the agent's leader has
-// exited or the bridge has ended, however it ended (even SIGKILL, which runs none of the bridge's
-// code), and then ends the group: SIGTERM, and SIGKILL a second later. The agent's leader also has
-// a parent-death signal, but that reaches only it, not the processes it started (a Node wrapper's
-// native binary, an agent that relaunched itself).
-const guardEnv = "ACP_LSP_BRIDGE_GUARD_PGID"
-
-// guardArg is the guard's first argument, so that ps shows what it is.
-const guardArg = "(agent guard)"
-
-func init() {
-	// Package initialization runs before the program's main: whatever program the bridge is
-	// (the command, a test binary), started as a guard it does that and nothing else.
-	if v := os.Getenv(guardEnv); v != "" {
-		os.Exit(runGuard(v, os.Stdin))
-	}
+// tree is the agent's processes as the platform groups them: a process group and its guard on
+// Unix (process_unix.go), a Job Object on Windows (process_windows.go).
+type tree interface {
+	// terminate asks every process of the tree to end.
+	terminate()
+	// kill ends every process of the tree at once.
+	kill()
+	// leaderExited is called once the agent's own process has been waited for: what it left
+	// behind ends.
+	leaderExited()
+	// wait waits, at most d, until nothing of the tree's own machinery runs.
+	wait(d time.Duration)
 }
 
-// runGuard is the guard's life: wait for the lifeline to end, then end the group pgid.
-func runGuard(pgid string, lifeline io.Reader) int {
-	g, err := strconv.Atoi(pgid)
-	if err != nil || g <= 1 {
-		fmt.Fprintf(os.Stderr, "%s=%q: not a process group\n", guardEnv, pgid)
-		return 2
-	}
-	// The signals a terminal or an editor sends to the bridge's group must not end the guard
-	// first (it has a group of its own, but a session's end reaches it too).
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
-	_, _ = io.Copy(io.Discard, lifeline)
-	endGroup(g, time.Second)
-	return 0
-}
+// leaderOnly is the tree of an agent whose processes could not be grouped: only its own process
+// is ended.
+type leaderOnly struct{ p *os.Process }
 
-// endGroup ends the process group pgid: SIGTERM, then SIGKILL once grace has passed with any
-// member still there.
-func endGroup(pgid int, grace time.Duration) {
-	if syscall.Kill(-pgid, 0) == syscall.ESRCH {
-		return
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if syscall.Kill(-pgid, 0) == syscall.ESRCH {
-			return
-		}
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
-// startGuard starts the guard of the process group pgid and returns the lifeline's write end and
-// a channel closed when the guard has exited.
-func startGuard(pgid int) (*os.File, chan struct{}, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, nil, err
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer r.Close()
-	cmd := exec.Command(exe, guardArg)
-	cmd.Env = append(os.Environ(), guardEnv+"="+strconv.Itoa(pgid))
-	cmd.Stdin = r
-	cmd.Dir = "/"
-	// A group of its own: a signal to the bridge's group (Ctrl-C in a terminal) leaves it be.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return nil, nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	return w, done, nil
-}
+func (l leaderOnly) terminate()       { _ = l.p.Kill() }
+func (l leaderOnly) kill()            { _ = l.p.Kill() }
+func (leaderOnly) leaderExited()      {}
+func (leaderOnly) wait(time.Duration) {}
