@@ -11,7 +11,6 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 )
@@ -286,15 +285,13 @@ func (s *Server) shutdownAgent() {
 	})
 }
 
+// uriPath is the host's path of a file: URI, however the editor spelled it (paths.go); any other
+// URI is returned as it is.
 func uriPath(u string) string {
-	if !strings.HasPrefix(u, "file:") {
-		return u
+	if p, ok := hostFlavor.uriToPath(u); ok {
+		return p
 	}
-	parsed, err := uri.Parse(u)
-	if err != nil {
-		return u
-	}
-	return parsed.FsPath()
+	return u
 }
 
 // endedWithin reports whether an agent's connection ends within d: a request that failed because

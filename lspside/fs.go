@@ -47,7 +47,11 @@ func (s *Server) agentRequest(ctx context.Context, method string, params json.Ra
 }
 
 func fsError(path string, err error) *acp.RequestError {
-	return acp.NewInvalidParams(map[string]any{"path": path, "error": err.Error()})
+	msg := err.Error()
+	if errors.Is(err, fs.ErrNotExist) {
+		msg = path + ": no such file or directory" // the same words on every platform
+	}
+	return acp.NewInvalidParams(map[string]any{"path": path, "error": msg})
 }
 
 // confinePath checks an absolute path the agent names against the workspace folders, after

@@ -565,3 +565,37 @@ func TestNESStartDescribesTheRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestionForTheOpenDocumentSpelledOtherwise: an agent that spells the document's URI
+// another way (file://localhost/…, percent-escapes the editor did not use) still means the open
+// document: the code action edits it under the editor's own URI, as an edit of this file.
+func TestSuggestionForTheOpenDocumentSpelledOtherwise(t *testing.T) {
+	root, _ := workspace(t, map[string]string{})
+	mainURI := root + "/main.go"
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
+	e.root = root
+	e.initialize("utf-16")
+	e.WaitReady()
+	e.Open(mainURI, "package main\n\nvar x = Total()\n")
+	for _, spelled := range []string{
+		"file://localhost" + strings.TrimPrefix(mainURI, "file://"),
+		strings.TrimSuffix(mainURI, "main.go") + "m%61in.go",
+	} {
+		ch := make(chan []fakeeditor.CodeAction, 1)
+		go func() {
+			a, err := e.CodeActions(mainURI, lineStart(2))
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- a
+		}()
+		sc.nextCall(t)
+		sc.answers <- map[string]any{"suggestions": []any{editSug("s1", spelled, 2, 8, 2, 13, "Sum")}}
+		actions := <-ch
+		if len(actions) != 1 || actions[0].Title != "Next edit: `Total` → `Sum` (line 3)" || actions[0].Edit == nil || len(actions[0].Edit.Changes[mainURI]) != 1 {
+			t.Errorf("%s: actions %+v; want the edit of the open main.go", spelled, actions)
+		}
+		e.Execute(fakeeditor.Command{Command: "acp-lsp-bridge.reject", Arguments: []any{}})
+	}
+}

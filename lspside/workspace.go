@@ -146,7 +146,7 @@ func (s *Server) confine(u string) (string, error) {
 		return "", fmt.Errorf("%s: %w", u, err)
 	}
 	for _, root := range s.workspace().roots {
-		if resolved == root || strings.HasPrefix(resolved, root+string(filepath.Separator)) {
+		if hostFlavor.within(resolved, root) { // as the platform compares paths (case, separators)
 			return resolved, nil
 		}
 	}
@@ -161,7 +161,7 @@ type target struct {
 	mapper  *encoding.Mapper
 }
 
-// openPaths indexes the open documents by their file's resolved path, so that the editor's own
+// openPaths indexes the open documents by their file's resolved path (its key), so that the editor's own
 // URI and unsaved text are used for a file the agent names by path.
 func (s *Server) openPaths() map[string]*document.Snapshot {
 	byPath := map[string]*document.Snapshot{}
@@ -171,15 +171,15 @@ func (s *Server) openPaths() map[string]*document.Snapshot {
 			if r, err := filepath.EvalSymlinks(p); err == nil {
 				p = r
 			}
-			byPath[p] = snap
+			byPath[hostFlavor.key(p)] = snap
 		}
 	}
 	return byPath
 }
 
-// openByPath finds the open document whose file is path.
+// openByPath finds the open document whose file is path, however the editor spelled its URI.
 func (s *Server) openByPath(path string) (*document.Snapshot, bool) {
-	snap, ok := s.openPaths()[path]
+	snap, ok := s.openPaths()[hostFlavor.key(path)]
 	return snap, ok
 }
 
@@ -280,7 +280,7 @@ func (s *Server) searchTargets(base *document.Snapshot, u string) ([]target, err
 	open := s.openPaths() // once, not once per file
 	var out []target
 	for _, p := range paths {
-		if snap, ok := open[p]; ok {
+		if snap, ok := open[hostFlavor.key(p)]; ok {
 			out = append(out, snapshotTarget(snap))
 			continue
 		}
