@@ -117,6 +117,12 @@ func TestAgentWritesThroughTheEditor(t *testing.T) {
 		}
 		errNew := write(filepath.Join(dir, "new.go"), "created\n")
 		errOut := write(filepath.Join(elsewhere, "x.go"), "no")
+		// A new file under a link to a folder elsewhere is elsewhere.
+		if err := os.Symlink(elsewhere, filepath.Join(dir, "out")); err == nil || os.IsExist(err) {
+			if err := write(filepath.Join(dir, "out", "created.go"), "no"); err == nil || !strings.Contains(err.Error(), "outside") {
+				t.Errorf("creating a file under a link to a folder outside the workspace: %v", err)
+			}
+		}
 		applied := e.Record().Applied
 		var wantEdits []string
 		if create {

@@ -79,7 +79,7 @@ func newWorkspace(rootURI, rootPath *string, folders []workspaceFolder) *workspa
 			continue
 		}
 		p := uriPath(f.Uri)
-		if r, err := filepath.EvalSymlinks(p); err == nil {
+		if r, err := realPath(p); err == nil {
 			p = r
 		}
 		ws.roots = append(ws.roots, filepath.Clean(p))
@@ -132,17 +132,40 @@ func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
 	return nil
 }
 
+// resolvePath resolves every link in p (realPath), also for a file that does not exist yet: its
+// nearest existing folder is resolved and the rest appended, so that a new file under a link to
+// elsewhere is seen to be elsewhere.
+func resolvePath(p string) (string, error) {
+	var rest []string
+	for dir := p; ; {
+		r, err := realPath(dir)
+		if err == nil {
+			for i := len(rest) - 1; i >= 0; i-- {
+				r = filepath.Join(r, rest[i])
+			}
+			return r, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p, nil
+		}
+		rest = append(rest, filepath.Base(dir))
+		dir = parent
+	}
+}
+
 // confine resolves the path of a file: URI and checks that it lies inside a workspace folder,
-// after following symlinks (a link inside the workspace that points out of it is refused).
+// after following links (a link inside the workspace that points out of it is refused, also for
+// a file to be created under it; on Windows junctions too).
 func (s *Server) confine(u string) (string, error) {
 	if !strings.HasPrefix(u, "file:") {
 		return "", fmt.Errorf("%s: not a file: URI", u)
 	}
-	p := filepath.Clean(uriPath(u))
-	resolved := p
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		resolved = r
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	resolved, err := resolvePath(filepath.Clean(uriPath(u)))
+	if err != nil {
 		return "", fmt.Errorf("%s: %w", u, err)
 	}
 	for _, root := range s.workspace().roots {
@@ -168,7 +191,7 @@ func (s *Server) openPaths() map[string]*document.Snapshot {
 	for _, snap := range s.docs.All() {
 		if strings.HasPrefix(snap.URI, "file:") {
 			p := filepath.Clean(uriPath(snap.URI))
-			if r, err := filepath.EvalSymlinks(p); err == nil {
+			if r, err := realPath(p); err == nil {
 				p = r
 			}
 			byPath[hostFlavor.key(p)] = snap

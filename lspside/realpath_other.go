@@ -1,0 +1,8 @@
+//go:build !windows
+
+package lspside
+
+import "path/filepath"
+
+// realPath is the path of an existing file or folder with every symbolic link resolved.
+func realPath(p string) (string, error) { return filepath.EvalSymlinks(p) }

@@ -1,0 +1,36 @@
+package lspside
+
+import (
+	"strings"
+
+	"golang.org/x/sys/windows"
+)
+
+// realPath is the path of an existing file or folder with every link resolved, as Windows itself
+// resolves it (GetFinalPathNameByHandle): symbolic links and junctions alike, which
+// filepath.EvalSymlinks leaves junctions unresolved.
+func realPath(p string) (string, error) {
+	name, err := windows.UTF16PtrFromString(p)
+	if err != nil {
+		return "", err
+	}
+	h, err := windows.CreateFile(name, 0, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+	if err != nil {
+		return "", err
+	}
+	defer windows.CloseHandle(h)
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n, err := windows.GetFinalPathNameByHandle(h, &buf[0], uint32(len(buf)), 0)
+	if err != nil {
+		return "", err
+	}
+	out := windows.UTF16ToString(buf[:n])
+	switch {
+	case strings.HasPrefix(out, `\\?\UNC\`):
+		out = `\\` + out[len(`\\?\UNC\`):]
+	case strings.HasPrefix(out, `\\?\`):
+		out = out[len(`\\?\`):]
+	}
+	return out, nil
+}
