@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/acp-lsp-bridge
 
-.PHONY: build test lint bench fuzz fuzz-short peers
+.PHONY: build test test-windows lint cross bench fuzz fuzz-short peers
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-lsp-bridge
@@ -12,10 +12,26 @@ build:
 test: lint
 	$(GO) test -race -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz-short
+	@if [ "$${ACP_LSP_BRIDGE_WINE:-}" = 1 ]; then sh tools/windows-tests.sh; fi
 
-lint:
+# The tests built for Windows, run under Wine 10 (tools/windows-tests.sh; the Wine root first:
+# sh ../shared/tools/wine-tests.sh setup, as root). `make test` runs them with ACP_LSP_BRIDGE_WINE=1.
+test-windows:
+	sh tools/windows-tests.sh
+
+lint: cross
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# Every platform the bridge runs on: vet (tests included) and build, so that nothing that builds
+# on Linux only slips in.
+TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 freebsd/amd64
+cross:
+	@for t in $(TARGETS); do \
+	  echo "vet and build for $$t"; \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... || exit 1; \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/acp-lsp-bridge || exit 1; \
+	done
 
 # Every benchmark, then the table of the performance budgets (README "Performance").
 bench:

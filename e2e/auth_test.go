@@ -34,7 +34,7 @@ func TestBinarySignIn(t *testing.T) {
 		<-release
 		return "Sign in with Test"
 	})
-	root := "file://" + dir
+	root := fileURI(dir)
 	b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Options: agentOption(agent, "--auth", "--rules", rules, "--log", agentLog)})
 	uri := root + "/a.go"
 	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "hel\n"}})

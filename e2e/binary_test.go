@@ -10,12 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.lsp.dev/uri"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 )
@@ -26,12 +29,23 @@ var buildOnce struct {
 	err error
 }
 
-// binaries builds the bridge and the scripted test agent once per test run (and the second
-// language server of the editor tests, see testLSP).
+// binaries builds the bridge and the test agent (and the second language server) once, into a
+// temporary folder, and returns the bridge's and the agent's paths. With ACP_LSP_BRIDGE_E2E_BIN
+// set, they are the ones already built in that folder instead (for the Windows tests under Wine,
+// where there is no go to build them).
 func binaries(t testing.TB) (bridge, agent string) {
 	t.Helper()
-	root := moduleRoot(t)
 	buildOnce.Do(func() {
+		if dir := os.Getenv("ACP_LSP_BRIDGE_E2E_BIN"); dir != "" {
+			buildOnce.dir = dir
+			for _, b := range []string{"acp-lsp-bridge", "acp-test-agent", "acp-test-lsp"} {
+				if _, err := os.Stat(filepath.Join(dir, b+exeSuffix)); err != nil {
+					buildOnce.err = fmt.Errorf("ACP_LSP_BRIDGE_E2E_BIN=%s: %v", dir, err)
+				}
+			}
+			return
+		}
+		root := moduleRoot(t)
 		dir, err := os.MkdirTemp("", "acp-lsp-bridge-e2e-")
 		if err != nil {
 			buildOnce.err = err
@@ -39,7 +53,7 @@ func binaries(t testing.TB) (bridge, agent string) {
 		}
 		buildOnce.dir = dir
 		for _, b := range [][2]string{{"acp-lsp-bridge", "./cmd/acp-lsp-bridge"}, {"acp-test-agent", "./internal/testagent/cmd/acp-test-agent"}, {"acp-test-lsp", "./internal/testlsp/cmd/acp-test-lsp"}} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]), b[1])
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]+exeSuffix), b[1])
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
 				buildOnce.err = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
@@ -50,7 +64,21 @@ func binaries(t testing.TB) (bridge, agent string) {
 	if buildOnce.err != nil {
 		t.Fatal(buildOnce.err)
 	}
-	return filepath.Join(buildOnce.dir, "acp-lsp-bridge"), filepath.Join(buildOnce.dir, "acp-test-agent")
+	return filepath.Join(buildOnce.dir, "acp-lsp-bridge"+exeSuffix), filepath.Join(buildOnce.dir, "acp-test-agent"+exeSuffix)
+}
+
+// exeSuffix ends the name of a program on Windows.
+var exeSuffix = map[bool]string{true: ".exe"}[runtime.GOOS == "windows"]
+
+// fileURI is the file: URI of a path, as an editor sends it.
+func fileURI(path string) string { return string(uri.File(path)) }
+
+// skipOnWindows skips a test that cannot run on Windows, saying why.
+func skipOnWindows(t testing.TB, why string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skipf("not on Windows: %s", why)
+	}
 }
 
 // testLSP is the second language server of the editor tests (internal/testlsp), built with the
@@ -58,7 +86,7 @@ func binaries(t testing.TB) (bridge, agent string) {
 func testLSP(t testing.TB) string {
 	t.Helper()
 	binaries(t)
-	return filepath.Join(buildOnce.dir, "acp-test-lsp")
+	return filepath.Join(buildOnce.dir, "acp-test-lsp"+exeSuffix)
 }
 
 // frameCheck records everything the bridge writes to stdout, to check that it is only LSP frames.
@@ -287,7 +315,7 @@ func TestBinaryInlineCompletionRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := startBridge(t)
-	root := "file://" + dir
+	root := fileURI(dir)
 	init := b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Encodings: []string{"utf-16"}, Options: agentOption(agent, "--encoding", "utf-32", "--rules", rules, "--log", agentLog)})
 	if init.Capabilities.PositionEncoding != "utf-16" {
 		t.Fatalf("positionEncoding %q", init.Capabilities.PositionEncoding)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +13,11 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 )
 
-// bigText is a 300 KB Go file whose line n says n; marker changes its last line.
-func bigText(marker string) string {
+// bigText is a Go file of size bytes whose line n says n; marker changes its last line.
+func bigText(marker string, size int) string {
 	var b strings.Builder
 	b.WriteString("package big\n\n")
-	for i := 0; b.Len() < 300<<10; i++ {
+	for i := 0; b.Len() < size; i++ {
 		fmt.Fprintf(&b, "var v%05d = %q // 日本\n", i, "value")
 	}
 	b.WriteString("// " + marker + "\n")
@@ -27,6 +28,11 @@ func bigText(marker string) string {
 // folder), opens a 300 KB document once the agent is ready, and changes it n times, each change the
 // whole text; it returns the document's URI, its final text, the agent's log and mirror folder.
 func busySession(t *testing.T, args, agentArgs []string, changes int) (b *bridgeProc, uri, text, agentLog, mirror string) {
+	return busySessionOf(t, 300<<10, args, agentArgs, changes)
+}
+
+// busySessionOf is busySession with a document of size bytes.
+func busySessionOf(t *testing.T, size int, args, agentArgs []string, changes int) (b *bridgeProc, uri, text, agentLog, mirror string) {
 	t.Helper()
 	_, agent := binaries(t)
 	dir := t.TempDir()
@@ -35,15 +41,15 @@ func busySession(t *testing.T, args, agentArgs []string, changes int) (b *bridge
 		t.Fatal(err)
 	}
 	b = startBridge(t, args...)
-	root := "file://" + dir
+	root := fileURI(dir)
 	b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(),
 		Options: agentOption(agent, append([]string{"--log", agentLog, "--mirror-dir", mirror}, agentArgs...)...)})
 	b.waitMessage("acp-test-agent is ready")
 	uri = root + "/big.go"
-	text = bigText("edit 0")
+	text = bigText("edit 0", size)
 	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": text}})
 	for i := 1; i <= changes; i++ {
-		text = bigText(fmt.Sprintf("edit %d", i))
+		text = bigText(fmt.Sprintf("edit %d", i), size)
 		b.Notify("textDocument/didChange", map[string]any{
 			"textDocument":   map[string]any{"uri": uri, "version": i + 1},
 			"contentChanges": []any{map[string]any{"text": text}},
@@ -143,7 +149,11 @@ func TestBinaryStuckAgentIsRestarted(t *testing.T) {
 // TestBinaryTricklingAgent: a full-sync agent that reads one byte at a time; the editor's requests
 // are answered meanwhile and the agent's copy ends as the editor's text.
 func TestBinaryTricklingAgent(t *testing.T) {
-	b, uri, text, _, mirror := busySession(t, []string{"--suggest-timeout", "300ms"}, []string{"--trickle", "--sync", "full"}, 5)
+	size := 300 << 10
+	if runtime.GOOS == "windows" {
+		size = 20 << 10 // each one-byte read costs a round trip through Wine's server
+	}
+	b, uri, text, _, mirror := busySessionOf(t, size, []string{"--suggest-timeout", "300ms"}, []string{"--trickle", "--sync", "full"}, 5)
 	codeActions(t, b, uri)
 	waitMirror(t, mirror, "big.go", text, 60*time.Second)
 }

@@ -121,7 +121,7 @@ func TestDoctorSDKAgent(t *testing.T) {
 		"protocolVersion":                1.0,
 		"ok":                             true,
 		"failure":                        nil,
-		"workspace":                      "file://" + dir,
+		"workspace":                      fileURI(dir),
 		"agent.protocolVersion":          1.0,
 		"agent.info.name":                "nes-test-agent",
 		"agent.info.version":             "0.1.0",
@@ -165,7 +165,7 @@ func TestDoctorSDKAgent(t *testing.T) {
 		if e["kind"] == "request" {
 			methods = append(methods, e["method"].(string))
 			if e["method"] == "nes/start" {
-				if got := e["params"].(map[string]any)["workspaceUri"]; got != "file://"+dir {
+				if got := e["params"].(map[string]any)["workspaceUri"]; got != fileURI(dir) {
 					t.Errorf("nes/start workspaceUri %v, want file://%s", got, dir)
 				}
 			}
@@ -351,6 +351,7 @@ func processesWith(s string) []string {
 // the end of its stdin, and has started a child of its own. doctor gives up after --timeout,
 // exits 1, and leaves no process behind.
 func TestDoctorAgentNeverAnswers(t *testing.T) {
+	skipOnWindows(t, "the agent is a POSIX shell script")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "silent-agent.sh")
 	if err := os.WriteFile(script, []byte(`#!/bin/sh
@@ -387,6 +388,7 @@ while :; do sleep 1; done
 // TestDoctorAgentExits: an agent that dies on initialize; the report gives its exit status and
 // its last stderr lines.
 func TestDoctorAgentExits(t *testing.T) {
+	skipOnWindows(t, "the agent is a POSIX shell script")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "dying-agent.sh")
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nread line\necho 'dying-agent: cannot load the model' >&2\nexit 3\n"), 0o755); err != nil {
@@ -427,6 +429,7 @@ func TestDoctorVerbose(t *testing.T) {
 // TestDoctorStdoutNoise: an agent that prints a banner on stdout still passes (the bridge ignores
 // lines that are not JSON), with a warning that quotes the first.
 func TestDoctorStdoutNoise(t *testing.T) {
+	skipOnWindows(t, "the agent is a POSIX shell script")
 	_, agent := binaries(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "chatty-agent.sh")

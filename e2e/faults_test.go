@@ -38,7 +38,7 @@ func startFaultSession(t *testing.T, mode string, bridgeArgs ...string) *faultSe
 	if err := os.WriteFile(rules, []byte(faultRules), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &faultSession{t: t, b: startBridge(t, bridgeArgs...), root: "file://" + dir, agentLog: filepath.Join(dir, "agent.jsonl")}
+	s := &faultSession{t: t, b: startBridge(t, bridgeArgs...), root: fileURI(dir), agentLog: filepath.Join(dir, "agent.jsonl")}
 	s.b.InitializeWith(fakeeditor.InitParams{Root: s.root, ProcessID: os.Getpid(), Encodings: []string{"utf-16"}, Options: agentOption(agent, "--rules", rules, "--log", s.agentLog, "--fault", mode)})
 	s.b.waitMessage("acp-test-agent is ready")
 	return s

@@ -22,7 +22,7 @@ func TestBinaryLogHasNoDocumentText(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := startBridge(t, "--log-level", level)
-			root := "file://" + dir
+			root := fileURI(dir)
 			b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Options: agentOption(agent, "--rules", rules)})
 			uri := root + "/a.go"
 			b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "x := \"" + secret + "\"\n"}})

@@ -166,7 +166,7 @@ func runMemorySession(t testing.TB) memoryReport {
 	}
 	b := startBridge(t)
 	pid := b.cmd.Process.Pid
-	root := "file://" + dir
+	root := fileURI(dir)
 	// The context a model agent asks for: every key, so that the related-snippet search reads
 	// every open document and recentFiles carries whole documents.
 	context := `{"diagnostics":{},"openFiles":{},"recentFiles":{},"editHistory":{},"userActions":{},"relatedSnippets":{}}`
@@ -316,6 +316,7 @@ func mib(n int64) float64 { return float64(n) / (1 << 20) }
 // marshals twice); the executable's own pages add about 9 MiB. GODEBUG=gctrace=1 in the
 // environment shows the bridge's collections in its stderr, which a failing test prints.
 func TestMemory200Docs(t *testing.T) {
+	skipOnWindows(t, "measures the bridge's resident memory in /proc")
 	if testing.Short() {
 		t.Skip("opens 20 MiB of documents")
 	}

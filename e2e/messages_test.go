@@ -30,7 +30,7 @@ func startNoNESAgent(t *testing.T, mode string, env map[string]string) (b *bridg
 		agentEnv[k] = v
 	}
 	b = startBridge(t)
-	b.InitializeWith(fakeeditor.InitParams{Root: "file://" + dir, ProcessID: os.Getpid(),
+	b.InitializeWith(fakeeditor.InitParams{Root: fileURI(dir), ProcessID: os.Getpid(),
 		Options: map[string]any{"agent": map[string]any{"command": node, "args": []string{script}, "env": agentEnv}}})
 	return b, dir, agentLog
 }
@@ -118,7 +118,7 @@ func startNoNESAgentAnswering(t *testing.T, answer func(string, []string) string
 	agentLog := filepath.Join(dir, "agent.jsonl")
 	b := startBridge(t)
 	b.setAnswer(answer)
-	b.InitializeWith(fakeeditor.InitParams{Root: "file://" + dir, ProcessID: os.Getpid(),
+	b.InitializeWith(fakeeditor.InitParams{Root: fileURI(dir), ProcessID: os.Getpid(),
 		Options: map[string]any{"agent": map[string]any{"command": node, "args": []string{script},
 			"env": map[string]string{"NO_NES_AGENT_MODE": "auth", "NO_NES_AGENT_LOG": agentLog}}}})
 	return b, dir, agentLog

@@ -262,8 +262,8 @@ func surfacesRun(t *testing.T, nvim, script, bridge string, agentCmd []string, e
 	)
 	// The script starts the bridge in Neovim's process group (detached = false), so on timeout
 	// the whole group goes.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	var out testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -271,7 +271,7 @@ func surfacesRun(t *testing.T, nvim, script, bridge string, agentCmd []string, e
 	err = cmd.Run()
 	elapsed := time.Since(start)
 	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers, if any
+		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL) // leftovers, if any
 	}
 	output := out.String()
 	t.Logf("nvim (editor %s, agent %s) finished in %v", enc, agentEnc, elapsed.Round(time.Millisecond))

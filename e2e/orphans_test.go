@@ -1,7 +1,8 @@
+//go:build linux
+
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -89,7 +90,7 @@ func TestNoProcessOutlivesTheBridge(t *testing.T) {
 					<-released // the user never answers
 					return ""
 				})
-				root := "file://" + dir
+				root := fileURI(dir)
 				b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Options: agentOption(agent, args...)})
 				uri := root + "/a.go"
 				b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "a\n"}})
@@ -152,47 +153,6 @@ func subreaper(t *testing.T) {
 		t.Fatalf("prctl(PR_SET_CHILD_SUBREAPER): %v", errno)
 	}
 	t.Cleanup(func() { _, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 0, 0) })
-}
-
-// readPIDs reads the "role pid" lines of a test agent's --pid-file.
-func readPIDs(path string) []int {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var pids []int
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fs := strings.Fields(sc.Text()); len(fs) == 2 {
-			if pid, err := strconv.Atoi(fs[1]); err == nil {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
-}
-
-// waitPIDs waits until the pid file names a process of each role and returns the pids.
-func waitPIDs(t *testing.T, path string, roles ...string) []int {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		b, _ := os.ReadFile(path)
-		missing := ""
-		for _, r := range roles {
-			if !bytes.Contains(b, []byte(r+" ")) {
-				missing = r
-			}
-		}
-		if missing == "" {
-			return readPIDs(path)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s process in %s:\n%s", missing, path, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // guardsOf lists the guard processes that the bridge pid started.

@@ -183,7 +183,7 @@ func runContextSession(t *testing.T, node, script, editorEnc string) {
 			t.Fatal(err)
 		}
 	}
-	root := "file://" + ws
+	root := fileURI(ws)
 	aURI, bURI := root+"/a.go", root+"/b.go"
 
 	// col converts a column of line 2 of b.go from utf-16 to the editor's encoding: the line

@@ -27,7 +27,7 @@ func TestBinaryStartup(t *testing.T) {
 				t.Fatal(err)
 			}
 			agentArgs := []string{"--start-delay", "3s", "--rules", rules, "--log", agentLog}
-			params := map[string]any{"processId": os.Getpid(), "rootUri": "file://" + dir, "capabilities": map[string]any{}}
+			params := map[string]any{"processId": os.Getpid(), "rootUri": fileURI(dir), "capabilities": map[string]any{}}
 			var b *bridgeProc
 			if via == "argv" {
 				b = startBridge(t, append([]string{"--", agent}, agentArgs...)...)
@@ -56,7 +56,7 @@ func TestBinaryStartup(t *testing.T) {
 			}
 			notYetReady("the editor's initialize was answered")
 			b.Notify("initialized", map[string]any{})
-			uri := "file://" + dir + "/start.go"
+			uri := fileURI(dir) + "/start.go"
 			b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "hel\n"}})
 			var res struct {
 				Items []struct {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -15,11 +14,12 @@ import (
 // The bridge says so, restarts it, and the new process gets initialize, nes/start and a didOpen
 // with the text the editor has now, including an edit made while it was down.
 func TestBinaryRestartsAKilledAgent(t *testing.T) {
+	skipOnWindows(t, "finds the agent's process in /proc")
 	_, agent := binaries(t)
 	dir := t.TempDir()
 	agentLog := filepath.Join(dir, "agent.jsonl")
 	b := startBridge(t)
-	root := "file://" + dir
+	root := fileURI(dir)
 	b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Options: agentOption(agent, "--log", agentLog)})
 	uri := root + "/a.go"
 	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": "package a\n"}})
@@ -28,8 +28,8 @@ func TestBinaryRestartsAKilledAgent(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("agent processes %v, want one", pids)
 	}
-	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	if p, err := os.FindProcess(pids[0]); err != nil || p.Kill() != nil {
+		t.Fatalf("kill the agent %d: %v", pids[0], err)
 	}
 	b.waitMessage("acp-test-agent exited")
 	b.Notify("textDocument/didChange", map[string]any{
@@ -101,7 +101,7 @@ func TestBinaryKilledTakesTheAgentAlong(t *testing.T) {
 	dir := t.TempDir()
 	agentLog := filepath.Join(dir, "agent.jsonl")
 	b := startBridge(t)
-	b.InitializeWith(fakeeditor.InitParams{Root: "file://" + dir, ProcessID: os.Getpid(), Options: agentOption(agent, "--log", agentLog)})
+	b.InitializeWith(fakeeditor.InitParams{Root: fileURI(dir), ProcessID: os.Getpid(), Options: agentOption(agent, "--log", agentLog)})
 	waitAgentLog(t, agentLog, "nes/start")
 	if n := len(agentPIDs(agent)); n != 1 {
 		t.Fatalf("%d agent processes, want 1", n)

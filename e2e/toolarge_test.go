@@ -37,7 +37,7 @@ func TestBinaryDocumentTooLargeForTheAgent(t *testing.T) {
 			b := startBridge(t, args...)
 			b.InitializeWith(fakeeditor.InitParams{})
 			b.waitMessage("acp-test-agent is ready")
-			bigURI, smallURI := "file://"+dir+"/big.log", "file://"+dir+"/small.go"
+			bigURI, smallURI := fileURI(dir)+"/big.log", fileURI(dir)+"/small.go"
 			b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": bigURI, "languageId": "log", "version": 1, "text": huge}})
 			if !tc.fits {
 				b.waitMessage(bigURI + " (11.5 MB) is too large to send to the agent")

@@ -237,7 +237,7 @@ func TestVSCodeReal(t *testing.T) {
 		return slices.ContainsFunc(suggests(m), func(p map[string]any) bool { return p["triggerKind"] == "manual" })
 	})
 	manual := suggests(msgs)[slices.IndexFunc(suggests(msgs), func(p map[string]any) bool { return p["triggerKind"] == "manual" })]
-	if pos, _ := manual["position"].(map[string]any); manual["uri"] != "file://"+filepath.Join(ws, "a.go") || pos["line"] != 4.0 || pos["character"] != 9.0 {
+	if pos, _ := manual["position"].(map[string]any); manual["uri"] != fileURI(filepath.Join(ws, "a.go")) || pos["line"] != 4.0 || pos["character"] != 9.0 {
 		t.Errorf("the manual nes/suggest: %v, want a.go at 4:9", manual)
 	}
 	d.do(map[string]any{"op": "click", "contains": "Next edit", "button": "Apply"})
@@ -465,7 +465,7 @@ func startCodeServer(t *testing.T, codeServer, work, ud, vsix, folder string) *c
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
 	// Its own process group: the extension host, the bridge and its agent end with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -503,11 +503,11 @@ func (cs *codeServerProc) stop() {
 		return
 	default:
 	}
-	_ = syscall.Kill(-cs.cmd.Process.Pid, syscall.SIGTERM)
+	_ = signalGroup(cs.cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-cs.done:
 	case <-time.After(20 * time.Second):
-		_ = syscall.Kill(-cs.cmd.Process.Pid, syscall.SIGKILL)
+		_ = signalGroup(cs.cmd.Process.Pid, syscall.SIGKILL)
 		<-cs.done
 	}
 }
@@ -526,7 +526,7 @@ func startVSCodeDriver(t *testing.T, node, url, profile, shots string) *vscodeDr
 	t.Helper()
 	script := filepath.Join(moduleRoot(t), "testdata", "peers", "vscode-driver.mjs")
 	cmd := exec.Command(node, script, "--url", url, "--profile", profile, "--shots", shots)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Chromium's processes end with it
+	ownGroup(cmd) // Chromium's processes end with it
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -610,7 +610,7 @@ func (d *vscodeDriver) quit() {
 	select {
 	case <-d.done:
 	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		_ = signalGroup(d.cmd.Process.Pid, syscall.SIGKILL)
 		<-d.done
 	}
 }

@@ -572,7 +572,7 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 			reject = append(reject, p)
 		}
 	}
-	if len(suggest) != 1 || suggest[0]["triggerKind"] != "manual" || suggest[0]["uri"] != "file://"+doc {
+	if len(suggest) != 1 || suggest[0]["triggerKind"] != "manual" || suggest[0]["uri"] != fileURI(doc) {
 		t.Fatalf("nes/suggest: %v", suggest)
 	}
 	if pos, _ := suggest[0]["position"].(map[string]any); pos["line"] != 3.0 || pos["character"] != 13.0 {

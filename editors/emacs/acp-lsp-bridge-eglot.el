@@ -8,6 +8,7 @@
 ;;
 ;;   (setq acp-lsp-bridge-agent '("my-nes-agent" "--its-flags"))  ; nil: the bridge's built-in agent
 ;;   (setq acp-lsp-bridge-program "/path/to/acp-lsp-bridge")      ; when it is not on `exec-path'
+;;   (setq acp-lsp-bridge-program "C:/Users/you/go/bin/acp-lsp-bridge.exe") ; the same, on Windows
 ;;   (require 'acp-lsp-bridge-eglot)
 ;;   (add-hook 'prog-mode-hook #'eglot-ensure)                    ; or M-x eglot once per project
 ;;   (add-hook 'text-mode-hook #'eglot-ensure)

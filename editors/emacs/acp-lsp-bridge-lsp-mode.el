@@ -14,6 +14,7 @@
 ;;
 ;;   (setq acp-lsp-bridge-agent '("my-nes-agent" "--its-flags"))  ; nil: the bridge's built-in agent
 ;;   (setq acp-lsp-bridge-program "/path/to/acp-lsp-bridge")      ; when it is not on `exec-path'
+;;   (setq acp-lsp-bridge-program "C:/Users/you/go/bin/acp-lsp-bridge.exe") ; the same, on Windows
 ;;   (with-eval-after-load 'lsp-mode (require 'acp-lsp-bridge-lsp-mode))
 ;;   (add-hook 'prog-mode-hook #'lsp-deferred)
 ;;

@@ -28,6 +28,8 @@
 --   require('lspconfig').acp.setup({})
 
 local agent = vim.g.acp_agent -- the ACP agent that offers Next Edit Suggestions, and its args; nil: built-in
+-- The bridge on the PATH, or its path; on Windows with its .exe:
+--   vim.g.acp_lsp_bridge = [[C:\Users\you\go\bin\acp-lsp-bridge.exe]]
 local bridge = vim.g.acp_lsp_bridge or 'acp-lsp-bridge'
 
 local cmd = { bridge, '--log-file', vim.fn.stdpath('log') .. '/acp-lsp-bridge.log' }

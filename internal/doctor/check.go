@@ -54,10 +54,10 @@ func Check(ctx context.Context, run Run) *Report {
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			where := "on $PATH"
-			if strings.ContainsRune(run.Command.Path, '/') {
+			if strings.ContainsAny(run.Command.Path, `/\`) { // a path, not a name to look up
 				where = "at that path"
 			}
-			rep.fail("start", failNotFound, fmt.Sprintf("cannot start the agent: command %q not found (no executable %s)", run.Command.Path, where))
+			rep.fail("start", failNotFound, fmt.Sprintf("cannot start the agent: command \"%s\" not found (no executable %s)", run.Command.Path, where))
 		} else {
 			rep.fail("start", failStart, "cannot start the agent: "+err.Error())
 		}

@@ -22,7 +22,7 @@ import (
 func main() {
 	enc := flag.String("encoding", "utf-16", "position encoding to choose: utf-8, utf-16 or utf-32")
 	sync := flag.String("sync", "incremental", "didChange sync kind: incremental or full")
-	logFile := flag.String("log", "", "append one JSON line per received message to this file")
+	logFile := flag.String("log", os.Getenv("ACP_TEST_AGENT_LOG"), "append one JSON line per received message to this file (default $ACP_TEST_AGENT_LOG); the arguments after the flags are logged first, as {\"method\":\"test/args\",\"params\":[...]}")
 	mirrorDir := flag.String("mirror-dir", "", "write the agent's copy of each document to this folder after every change (file named by the document's base name)")
 	rules := flag.String("rules", "", "JSON file with rules [{when, find, replace}]")
 	noNES := flag.Bool("no-nes", false, "answer initialize without the nes capability")
@@ -90,6 +90,11 @@ func main() {
 		}
 		defer f.Close()
 		cfg.Log = f
+		if flag.NArg() > 0 {
+			// What the agent was started with, past its flags (an npm shim's script, say).
+			b, _ := json.Marshal(map[string]any{"method": "test/args", "params": flag.Args()})
+			_, _ = f.Write(append(b, '\n'))
+		}
 	}
 	testagent.New(cfg).Serve(os.Stdin, os.Stdout)
 }
