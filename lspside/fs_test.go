@@ -118,7 +118,10 @@ func TestAgentWritesThroughTheEditor(t *testing.T) {
 		errNew := write(filepath.Join(dir, "new.go"), "created\n")
 		errOut := write(filepath.Join(elsewhere, "x.go"), "no")
 		// A new file under a link to a folder elsewhere is elsewhere.
-		if err := os.Symlink(elsewhere, filepath.Join(dir, "out")); err == nil || os.IsExist(err) {
+		_ = os.Symlink(elsewhere, filepath.Join(dir, "out"))
+		if r, err := filepath.EvalSymlinks(filepath.Join(dir, "out")); err != nil || r == filepath.Join(dir, "out") {
+			t.Logf("the link to a folder does not resolve here (%v; Wine makes links Windows cannot follow): its case is left out", err)
+		} else {
 			if err := write(filepath.Join(dir, "out", "created.go"), "no"); err == nil || !strings.Contains(err.Error(), "outside") {
 				t.Errorf("creating a file under a link to a folder outside the workspace: %v", err)
 			}

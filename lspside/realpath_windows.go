@@ -1,15 +1,28 @@
 package lspside
 
 import (
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/windows"
 )
 
-// realPath is the path of an existing file or folder with every link resolved, as Windows itself
-// resolves it (GetFinalPathNameByHandle): symbolic links and junctions alike, which
-// filepath.EvalSymlinks leaves junctions unresolved.
+// realPath is the path of an existing file or folder with every link resolved: symbolic links
+// (filepath.EvalSymlinks), then what Windows itself resolves (GetFinalPathNameByHandle), which
+// takes in junctions, which EvalSymlinks leaves alone.
 func realPath(p string) (string, error) {
+	p, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	if final, err := finalPath(p); err == nil {
+		return final, nil
+	}
+	return p, nil
+}
+
+// finalPath is GetFinalPathNameByHandle's path of an existing file or folder.
+func finalPath(p string) (string, error) {
 	name, err := windows.UTF16PtrFromString(p)
 	if err != nil {
 		return "", err
