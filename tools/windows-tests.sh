@@ -26,7 +26,12 @@ for pkg in $($GO list ./...); do
 		ACP_LSP_BRIDGE_E2E_BIN='Z:\tmp\winbin' GOOS=windows GOARCH=amd64 \
 		WINE_TESTS_SH="$WINE" $GO test -count=1 -v -timeout 20m -exec "sh $PWD/tools/wine-exec.sh" "$pkg" >"$out" 2>&1; then
 		status=1
-		grep -v '^\s*{"level"' "$out" | grep -E '^(--- FAIL|FAIL|panic)|_test\.go:[0-9]+' | head -40
+		# The failures, or, when no test ran (Wine could not start it), the last lines.
+		if grep -q -- '--- FAIL\|^panic' "$out"; then
+			grep -v '^\s*{"level"' "$out" | grep -E '^(--- FAIL|FAIL|panic)|_test\.go:[0-9]+' | head -40
+		else
+			grep -v '^\s*{"level"' "$out" | tail -15
+		fi
 	fi
 	grep -A3 '^wine-exec:' "$out" || true
 	skipped=$(grep -c -- '--- SKIP' "$out" || true)
