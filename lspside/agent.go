@@ -50,6 +50,14 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	if !ok {
 		return
 	}
+	spawning := true
+	endSpawn := func() {
+		if spawning {
+			spawning = false
+			s.sup.spawned()
+		}
+	}
+	defer endSpawn()
 	cmd, builtin := s.agentCommand()
 	if builtin && !restart {
 		s.logMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: no agent is configured; using the built-in agent "+
@@ -68,6 +76,7 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 		agent.Close(ctx) // the editor left, or the user restarted it, meanwhile
 		return
 	}
+	endSpawn() // attached: whoever ends the supervisor's agent ends this one
 	ictx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
 	// The editor leaving ends the start: an agent still starting is closed with the bridge, not
@@ -275,6 +284,8 @@ func (s *Server) notReady() string { return s.sup.whyNotReady() }
 func (s *Server) shutdownAgent() {
 	s.sup.closeOnce.Do(func() {
 		agent := s.sup.leave()
+		// A start under way attaches its process (which leave missed) or closes it itself.
+		s.sup.waitSpawning(10 * time.Second)
 		if agent != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

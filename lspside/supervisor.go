@@ -67,6 +67,10 @@ type supervisor struct {
 	exits   []time.Time    // the agent's exits within restartWindow
 	leaving chan struct{}  // closed when the editor starts leaving: ends a start, a backoff
 
+	// spawning counts the starts between begin and the agent attached or closed: the bridge
+	// waits for them before it exits, so that no agent is started and then left behind (on
+	// Windows a process joins its Job Object only once started).
+	spawning  sync.WaitGroup
 	closeOnce sync.Once
 }
 
@@ -109,7 +113,24 @@ func (v *supervisor) begin() (gen uint64, ok bool) {
 	}
 	v.gen++
 	v.agent = nil
+	v.spawning.Add(1) // under the lock: after leave, nothing is added
 	return v.gen, true
+}
+
+// spawned ends what begin counted: the start's process is attached, closed, or was never made.
+func (v *supervisor) spawned() { v.spawning.Done() }
+
+// waitSpawning waits, at most d, for the starts under way to attach or close their process.
+func (v *supervisor) waitSpawning(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		v.spawning.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 // attach records the agent that gen started. It returns false when gen is no longer current or

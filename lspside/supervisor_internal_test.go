@@ -181,3 +181,31 @@ func TestStartingLeavesTheConfiguredCommandAlone(t *testing.T) {
 		t.Errorf("the configured command changed: %+v", conf)
 	}
 }
+
+// TestLeavingWaitsForAStartUnderWay: the editor leaving while an agent's process is being made
+// waits until the start has attached or closed it, so the bridge never exits with it half made.
+func TestLeavingWaitsForAStartUnderWay(t *testing.T) {
+	v := newSupervisor(zerolog.Nop(), 5, time.Minute)
+	if _, ok := v.begin(); !ok {
+		t.Fatal("begin refused")
+	}
+	if a := v.leave(); a != nil {
+		t.Fatalf("leave handed over %v before anything was attached", a)
+	}
+	waited := make(chan struct{})
+	go func() {
+		v.waitSpawning(10 * time.Second)
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("leaving did not wait for the start under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	v.spawned() // the start saw it could not attach and closed its process
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("leaving still waits after the start ended")
+	}
+}
