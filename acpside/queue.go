@@ -28,8 +28,8 @@ const (
 // outQueue is the agent's input. The SDK's writes (one message each) are queued and written, in
 // order, by one goroutine, so that an agent that reads slowly or not at all never holds the
 // caller: the editor's read loop only enqueues. Once the agent is behind, pending full texts of
-// one document (a full-sync agent's didChange) collapse to the newest. An agent that has read nothing for stuckAfter while
-// something waits for it, or that lets more than maxQueued bytes pile up, is reported once to
+// one document (a full-sync agent's didChange) collapse to the newest. An agent that has read
+// nothing for stuckAfter while something waits for it, or that lets more than maxQueued bytes pile up, is reported once to
 // onStuck.
 type outQueue struct {
 	w          io.WriteCloser
@@ -38,7 +38,7 @@ type outQueue struct {
 
 	mu       sync.Mutex
 	wake     chan struct{} // closed and replaced when a frame arrives or the queue closes
-	frames   []outFrame
+	frames   []*outFrame
 	bytes    int
 	writing  bool      // a frame is being written
 	progress time.Time // when the agent last took bytes, or the current write began
@@ -51,8 +51,11 @@ type outQueue struct {
 
 type outFrame struct {
 	b []byte
-	// uri is the document a document/* notification is about; full is set for a didChange that
-	// carries the whole text; request for a message that expects an answer.
+	// What learn found, once it has run (known): uri is the document a document/* notification
+	// is about; full is set for a didChange that carries the whole text; request for a message
+	// that expects an answer. Only a queue that is behind needs to know, so a message is read
+	// for it only then: an agent that keeps up costs no second reading of every whole text.
+	known   bool
 	uri     string
 	full    bool
 	request bool
@@ -72,7 +75,13 @@ var errQueueClosed = errors.New("the agent's input is closed")
 
 // Write queues one message; it never waits for the agent.
 func (q *outQueue) Write(p []byte) (int, error) {
-	f := classify(p)
+	f := &outFrame{b: append([]byte(nil), p...)}
+	q.mu.Lock()
+	behind := q.behind()
+	q.mu.Unlock()
+	if behind {
+		f.learn() // outside the lock: the writer goes on meanwhile
+	}
 	q.mu.Lock()
 	if q.closed {
 		err := q.err
@@ -82,12 +91,12 @@ func (q *outQueue) Write(p []byte) (int, error) {
 		}
 		return 0, err
 	}
-	behind := q.bytes >= collapseBytes || q.writing && time.Since(q.progress) >= collapseAfter
-	if f.full && behind {
+	if f.known && f.full {
 		// The newest whole text replaces a pending one of the same document, unless something
 		// that refers to the document, or any request, lies between them.
 		for i := len(q.frames) - 1; i >= 0; i-- {
 			g := q.frames[i]
+			g.learn()
 			if g.uri == f.uri && g.full {
 				q.bytes -= len(g.b)
 				q.frames = append(q.frames[:i], q.frames[i+1:]...)
@@ -114,13 +123,22 @@ func (q *outQueue) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// classify copies a message and notes what the queue needs to know of it.
-func classify(p []byte) outFrame {
-	f := outFrame{b: append([]byte(nil), p...)}
-	id, method := envelopeHead(p)
+// behind reports whether the agent is behind: it has read nothing for collapseAfter while a
+// write waits, or more than collapseBytes wait. The lock is held.
+func (q *outQueue) behind() bool {
+	return q.bytes >= collapseBytes || q.writing && time.Since(q.progress) >= collapseAfter
+}
+
+// learn reads what the queue needs to know of a message (outFrame), once.
+func (f *outFrame) learn() {
+	if f.known {
+		return
+	}
+	f.known = true
+	id, method := envelopeHead(f.b)
 	f.request = id != "" && method != ""
 	if !strings.HasPrefix(method, "document/") {
-		return f
+		return
 	}
 	var m struct {
 		Params struct {
@@ -130,14 +148,13 @@ func classify(p []byte) outFrame {
 			} `json:"contentChanges"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(p, &m) != nil {
-		return f
+	if json.Unmarshal(f.b, &m) != nil {
+		return
 	}
 	f.uri = m.Params.URI
 	c := m.Params.ContentChanges
 	// A change without a range is the whole text: it replaces whatever came before it.
 	f.full = method == "document/didChange" && len(c) > 0 && len(c[len(c)-1].Range) == 0
-	return f
 }
 
 // run is the single writer.
