@@ -599,12 +599,9 @@ func (a *Agent) Close(ctx context.Context) {
 			grace = 0
 		}
 		a.proc.stop(grace)
-		_ = a.queue.Close()
-		_ = a.in.Close()
-	} else {
-		_ = a.queue.Close()
-		_ = a.in.Close()
 	}
+	_ = a.queue.Close()
+	_ = a.in.Close()
 	// The faults of the agent's last moments are logged before Close returns.
 	select {
 	case <-a.tap.done:

@@ -117,8 +117,10 @@ func startProcess(c Command, log zerolog.Logger, events func(Event)) (*process, 
 		}
 	}()
 	if p.tree, err = newTree(cmd); err != nil {
-		log.Warn().Err(err).Msg("cannot group the agent's processes; should the bridge be killed, those it started may live on")
-		p.tree = leaderOnly{cmd.Process}
+		log.Warn().Err(err).Msg("the agent's processes are not fully grouped; should the bridge be killed, those it started may live on")
+		if p.tree == nil {
+			p.tree = leaderOnly{cmd.Process}
+		}
 	}
 	go func() {
 		p.err = cmd.Wait()

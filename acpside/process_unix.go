@@ -38,11 +38,13 @@ type groupTree struct {
 	guardDone chan struct{} // closed when the guard has exited
 }
 
+// newTree groups the agent's processes. Without a guard (err says why) the group is still ended
+// whenever the bridge lives to end it.
 func newTree(cmd *exec.Cmd) (tree, error) {
 	t := &groupTree{pgid: cmd.Process.Pid}
 	var err error
 	if t.lifeline, t.guardDone, err = startGuard(t.pgid); err != nil {
-		return nil, fmt.Errorf("the guard of the agent's processes: %w", err)
+		return t, fmt.Errorf("the guard of the agent's processes: %w", err)
 	}
 	return t, nil
 }
@@ -50,10 +52,17 @@ func newTree(cmd *exec.Cmd) (tree, error) {
 func (t *groupTree) terminate() { _ = syscall.Kill(-t.pgid, syscall.SIGTERM) }
 func (t *groupTree) kill()      { _ = syscall.Kill(-t.pgid, syscall.SIGKILL) }
 
-func (t *groupTree) leaderExited() { t.lifeline.Close() }
+func (t *groupTree) leaderExited() {
+	if t.lifeline != nil {
+		t.lifeline.Close()
+	}
+}
 
 // wait waits for the guard, told by the leader's exit, to find the group gone and exit.
 func (t *groupTree) wait(d time.Duration) {
+	if t.guardDone == nil {
+		return
+	}
 	select {
 	case <-t.guardDone:
 	case <-time.After(d):
