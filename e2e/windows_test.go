@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,46 +129,5 @@ func TestBinaryEndsTheAgentsJob(t *testing.T) {
 			t.Fatalf("after the bridge was killed, still running: %v", alive)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// readPIDs reads the "role pid" lines of a test agent's --pid-file.
-func readPIDs(path string) []int {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var pids []int
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fs := strings.Fields(sc.Text()); len(fs) == 2 {
-			if pid, err := strconv.Atoi(fs[1]); err == nil {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
-}
-
-// waitPIDs waits until the pid file names a process of each role and returns the pids.
-func waitPIDs(t *testing.T, path string, roles ...string) []int {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		b, _ := os.ReadFile(path)
-		missing := ""
-		for _, r := range roles {
-			if !bytes.Contains(b, []byte(r+" ")) {
-				missing = r
-			}
-		}
-		if missing == "" {
-			return readPIDs(path)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s process in %s:\n%s", missing, path, b)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

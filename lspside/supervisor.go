@@ -288,13 +288,6 @@ func (v *supervisor) whyNotReady() string {
 	return "acp-lsp-bridge: the agent is still starting; there are no suggestions until it is ready."
 }
 
-// setWhy records what the user was told about the agent.
-func (v *supervisor) setWhy(why string) {
-	v.mu.Lock()
-	v.why = why
-	v.mu.Unlock()
-}
-
 // leave starts the editor's leaving: nothing starts any more, a start or a backoff under way
 // ends, and the agent (if any) is returned to be closed. Later calls return nil.
 func (v *supervisor) leave() *acpside.Agent {

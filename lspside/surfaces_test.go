@@ -172,6 +172,25 @@ func TestCodeActionsForEveryKind(t *testing.T) {
 	checkEndedOnce(t, e, "e1", "e2", "j1", "r1", "s1", "s2", "o1", "o2")
 }
 
+// scriptedActions asks for the code actions at the start of line of u; with answer (not nil) the
+// scripted agent answers the nes/suggest they cause with those suggestions.
+func scriptedActions(t *testing.T, e *editor, sc *scripted, u string, line int, answer []any) []fakeeditor.CodeAction {
+	t.Helper()
+	ch := make(chan []fakeeditor.CodeAction, 1)
+	go func() {
+		a, err := e.CodeActions(u, lineStart(line))
+		if err != nil {
+			t.Error(err)
+		}
+		ch <- a
+	}()
+	if answer != nil {
+		sc.nextCall(t)
+		sc.answers <- map[string]any{"suggestions": answer}
+	}
+	return <-ch
+}
+
 // TestCodeActionsInTheFileTheyEdit: an edit the agent proposed for another open file, while the
 // user was in the first, is offered in that file's code actions too (the user went there by its
 // jump), as long as that file reads as it was when proposed.
@@ -188,20 +207,8 @@ func TestCodeActionsInTheFileTheyEdit(t *testing.T) {
 
 	actionsIn := func(u string, line int, answer []any) []string {
 		t.Helper()
-		ch := make(chan []fakeeditor.CodeAction, 1)
-		go func() {
-			a, err := e.CodeActions(u, lineStart(line))
-			if err != nil {
-				t.Error(err)
-			}
-			ch <- a
-		}()
-		if answer != nil {
-			sc.nextCall(t)
-			sc.answers <- map[string]any{"suggestions": answer}
-		}
 		var titles []string
-		for _, a := range <-ch {
+		for _, a := range scriptedActions(t, e, sc, u, line, answer) {
 			titles = append(titles, a.Title)
 		}
 		return titles
@@ -582,17 +589,7 @@ func TestSuggestionForTheOpenDocumentSpelledOtherwise(t *testing.T) {
 		"file://localhost" + strings.TrimPrefix(mainURI, "file://"),
 		strings.TrimSuffix(mainURI, "main.go") + "m%61in.go",
 	} {
-		ch := make(chan []fakeeditor.CodeAction, 1)
-		go func() {
-			a, err := e.CodeActions(mainURI, lineStart(2))
-			if err != nil {
-				t.Error(err)
-			}
-			ch <- a
-		}()
-		sc.nextCall(t)
-		sc.answers <- map[string]any{"suggestions": []any{editSug("s1", spelled, 2, 8, 2, 13, "Sum")}}
-		actions := <-ch
+		actions := scriptedActions(t, e, sc, mainURI, 2, []any{editSug("s1", spelled, 2, 8, 2, 13, "Sum")})
 		if len(actions) != 1 || actions[0].Title != "Next edit: `Total` → `Sum` (line 3)" || actions[0].Edit == nil || len(actions[0].Edit.Changes[mainURI]) != 1 {
 			t.Errorf("%s: actions %+v; want the edit of the open main.go", spelled, actions)
 		}

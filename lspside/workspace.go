@@ -110,9 +110,8 @@ func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
 		return fmt.Errorf("workspace/didChangeWorkspaceFolders: %w", err)
 	}
 	s.mu.Lock()
-	folders := append([]workspaceFolder(nil), s.folders...)
 	var kept []workspaceFolder
-	for _, f := range folders {
+	for _, f := range s.folders {
 		if !slices.ContainsFunc(p.Event.Removed, func(r workspaceFolder) bool { return r.URI == f.URI }) {
 			kept = append(kept, f)
 		}
