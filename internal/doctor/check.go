@@ -435,7 +435,8 @@ func (c *collector) stderrTail() []string {
 }
 
 // handler answers the agent's requests to the client during a check, as the bridge would without
-// an editor: files are read from disk inside the workspace folder dir, never written; no document
+// an editor: files are read from disk inside the workspace folder dir (links followed), never
+// written; no document
 // is open, none was recent, none is active.
 func handler(dir string) acp.MethodHandler {
 	return func(_ context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
@@ -445,11 +446,21 @@ func handler(dir string) acp.MethodHandler {
 			if err := json.Unmarshal(params, &p); err != nil {
 				return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 			}
-			rel, err := filepath.Rel(dir, filepath.Clean(p.Path))
+			// Links followed on both sides: a link inside the folder to a file elsewhere is
+			// elsewhere.
+			path, err := filepath.EvalSymlinks(filepath.Clean(p.Path))
+			if err != nil {
+				return nil, acp.NewInvalidParams(map[string]any{"path": p.Path, "error": err.Error()})
+			}
+			root := dir
+			if r, err := filepath.EvalSymlinks(dir); err == nil {
+				root = r
+			}
+			rel, err := filepath.Rel(root, path)
 			if err != nil || !filepath.IsAbs(p.Path) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 				return nil, acp.NewInvalidParams(map[string]any{"path": p.Path, "error": "outside the workspace folder " + dir})
 			}
-			b, err := os.ReadFile(p.Path)
+			b, err := os.ReadFile(path)
 			if err != nil {
 				return nil, acp.NewInvalidParams(map[string]any{"path": p.Path, "error": err.Error()})
 			}

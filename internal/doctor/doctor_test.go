@@ -547,6 +547,16 @@ func TestHandler(t *testing.T) {
 	if _, err := call(acp.ClientMethodFsReadTextFile, map[string]any{"sessionId": "s", "path": filepath.Join(dir, "..", "x")}); err == nil {
 		t.Error("read outside the workspace succeeded")
 	}
+	// A link inside the folder to a file elsewhere is elsewhere.
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "link.txt")); err != nil {
+		t.Logf("no symlink here (%v): its case is left out", err)
+	} else if got, err := call(acp.ClientMethodFsReadTextFile, map[string]any{"sessionId": "s", "path": filepath.Join(dir, "link.txt")}); err == nil {
+		t.Errorf("read through a link to a file outside the workspace: %s", got)
+	}
 	if _, err := call(acp.ClientMethodFsWriteTextFile, map[string]any{"sessionId": "s", "path": filepath.Join(dir, "a.go"), "content": "x"}); err == nil {
 		t.Error("doctor wrote a file")
 	}
