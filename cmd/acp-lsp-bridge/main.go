@@ -20,12 +20,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/buildinfo"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/wiretrace"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is what --version prints, serverInfo says and the agent hears in clientInfo: stamped
+// in release builds, otherwise what the Go toolchain recorded (internal/buildinfo).
+var version = buildinfo.Version()
 
 const usage = `acp-lsp-bridge: Next Edit Suggestions from any ACP agent in any LSP editor.
 
