@@ -1,8 +1,12 @@
 # acp-lsp-bridge. `make test` is what CI runs (through .ci/run, after installing the test peers).
 GO ?= go
 BIN := bin/acp-lsp-bridge
+# The version stamped into release builds (make dist VERSION=v1.2.3). Without it: the nearest tag,
+# or the commit, with -dirty when the tree has changes. Plain `go build` and `go install` read their
+# version from the module and VCS information instead (internal/buildinfo).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
-.PHONY: build test test-windows lint cross bench fuzz fuzz-short peers
+.PHONY: build test test-windows lint cross bench fuzz fuzz-short peers dist vsix
 
 build:
 	$(GO) build -o $(BIN) ./cmd/acp-lsp-bridge
@@ -30,8 +34,15 @@ cross:
 	@for t in $(TARGETS); do \
 	  echo "vet and build for $$t"; \
 	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... || exit 1; \
-	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/acp-lsp-bridge || exit 1; \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build -trimpath -o /dev/null ./cmd/acp-lsp-bridge || exit 1; \
 	done
+
+# Release archives in dist/: acp-lsp-bridge_<version>_<os>_<arch>.tar.gz (.zip for windows), each
+# with the binary, README.md and LICENSE, and SHA256SUMS; the bare binaries stay in
+# dist/bin/<os>_<arch>/. Built with -trimpath, CGO off and the version stamped: the same commit
+# gives the same bytes (tools/dist checks it by building twice).
+dist:
+	$(GO) run ./tools/dist -version $(VERSION) -out dist
 
 # Every benchmark, then the table of the performance budgets (README "Performance").
 bench:
