@@ -462,3 +462,19 @@ func TestDoctorUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorBuiltinAgent: doctor with no agent named checks what the bridge runs then, its
+// built-in agent, and finds it can do next edits.
+func TestDoctorBuiltinAgent(t *testing.T) {
+	r := runDoctor(t, t.TempDir(), nil, "--json")
+	if r.code != 0 {
+		t.Fatalf("doctor with no agent: exit %d, want 0", r.code)
+	}
+	m := doctorJSON(t, r)
+	if cmd, _ := m["command"].([]any); len(cmd) != 2 || cmd[1] != "agent" {
+		t.Errorf("doctor checked %v, want the bridge's own \"agent\"", m["command"])
+	}
+	if m["ok"] != true {
+		t.Errorf("the built-in agent is not OK: %v", m)
+	}
+}

@@ -22,6 +22,7 @@ const doctorUsage = `acp-lsp-bridge doctor: check that an agent can give the bri
 
 Usage:
   acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] -- AGENT [ARGS...]
+  acp-lsp-bridge doctor [--json]     (no agent named: the bridge's built-in agent, "acp-lsp-bridge agent")
 
 doctor starts AGENT exactly as the bridge does (a child process in its own process group, never
 through a shell), runs ACP initialize and nes/start with the current directory as the workspace,
@@ -84,8 +85,13 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 		return opts, 2, true
 	}
 	if len(agentArgs) == 0 {
-		fmt.Fprintln(stderr, "acp-lsp-bridge doctor: name the agent to check: acp-lsp-bridge doctor -- AGENT [ARGS...]")
-		return opts, 2, true
+		// What the bridge runs when no agent is named: its own.
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(stderr, "acp-lsp-bridge doctor: cannot find this executable to check the built-in agent (%v); name the agent: acp-lsp-bridge doctor -- AGENT [ARGS...]\n", err)
+			return opts, 1, true
+		}
+		agentArgs = []string{self, "agent"}
 	}
 	if opts.timeout <= 0 {
 		fmt.Fprintf(stderr, "acp-lsp-bridge doctor: --timeout %v: must be more than 0\n", opts.timeout)

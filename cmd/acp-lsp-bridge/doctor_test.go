@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
 
 func TestDoctorArgs(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args    []string
 		code    int
@@ -18,8 +23,9 @@ func TestDoctorArgs(t *testing.T) {
 		{args: []string{"--json", "--timeout", "3s", "--", "agent", "--acp", "--json"}, command: "agent --acp --json"},
 		{args: []string{"--verbose", "agent", "--flag"}, command: "agent --flag"},
 		{args: []string{"--help"}, code: 0, done: true, stdout: "acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] -- AGENT [ARGS...]"},
-		{args: []string{}, code: 2, done: true, stderr: "name the agent to check"},
-		{args: []string{"--"}, code: 2, done: true, stderr: "name the agent to check"},
+		// No agent named: the built-in one, as the bridge would run it.
+		{args: []string{}, command: self + " agent"},
+		{args: []string{"--json", "--"}, command: self + " agent"},
 		{args: []string{"stray", "--", "agent"}, code: 2, done: true, stderr: `unexpected argument "stray"`},
 		{args: []string{"--timeout", "0s", "--", "agent"}, code: 2, done: true, stderr: "--timeout 0s"},
 		{args: []string{"--bogus", "--", "agent"}, code: 2, done: true, stderr: "flag provided but not defined"},
