@@ -1,0 +1,43 @@
+---@brief
+---
+--- https://github.com/acp-lsp-bridge/acp-lsp-bridge
+---
+--- acp-lsp-bridge is a language server that gives Next Edit Suggestions from an
+--- Agent Client Protocol (ACP) agent: ghost text on the cursor's line (Neovim 0.12's
+--- `vim.lsp.inline_completion`, enabled for the buffers it attaches to) and code actions for edits
+--- anywhere, jumps, renames and search-and-replace.
+---
+--- Install the binary from a release archive, or with Go:
+--- ```sh
+--- go install github.com/acp-lsp-bridge/acp-lsp-bridge/cmd/acp-lsp-bridge@latest
+--- ```
+---
+--- As configured here it runs the bridge's built-in agent (after you rename an identifier or repeat
+--- an edit, it suggests the same at the next places; no model, no network). To use another agent
+--- that offers NES, name it after `--`:
+--- ```lua
+--- vim.lsp.config('acp', { cmd = { 'acp-lsp-bridge', '--', 'my-nes-agent', '--its-flags' } })
+--- ```
+---
+--- It attaches to every file type and turns ghost text on in those buffers (to keep it off, give
+--- the config an `on_attach` of your own). Accept the ghost text with
+--- `vim.lsp.inline_completion.get()`, for example from a key in insert mode. The acp-lsp-bridge
+--- plugin (`require('acp_lsp_bridge').setup({})`) adds keys, focus and diagnostics notifications,
+--- and `:checkhealth acp_lsp_bridge`.
+
+---@type vim.lsp.Config
+return {
+  -- A log file of its own: the bridge logs to stderr otherwise, which Neovim writes to its LSP log
+  -- as errors.
+  cmd = { 'acp-lsp-bridge', '--log-file', vim.fn.stdpath('log') .. '/acp-lsp-bridge.log' },
+  -- No filetypes: suggestions are useful in any file the agent can read.
+  root_markers = { '.git' },
+  on_attach = function(_, bufnr)
+    -- Ghost text is what the bridge is for, and Neovim leaves inline completion off in every buffer
+    -- until asked; turning it on for this buffer only leaves other servers' buffers as they were.
+    -- Neovim 0.11 has no inline completion: there the code actions remain.
+    if vim.lsp.inline_completion then
+      vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
+    end
+  end,
+}

@@ -1,0 +1,317 @@
+-- acp-lsp-bridge for Neovim: the opt-in part of the plugin (see :help acp_lsp_bridge).
+--
+-- lsp/acp.lua alone gives the language server config (vim.lsp.enable('acp')). setup() adds what
+-- Neovim does not do by itself: keys to accept, dismiss and ask for a suggestion, the focus and
+-- diagnostics notifications the bridge passes on to agents that ask for them, and a statusline
+-- hint. Nothing here runs until setup() is called.
+
+local M = {}
+
+local api = vim.api
+
+-- Every option, with its default. Keys set to false are not mapped.
+local defaults = {
+  agent = nil, -- the ACP agent and its arguments, e.g. { 'my-nes-agent', '--acp' }; nil: built-in
+  bridge = 'acp-lsp-bridge', -- the bridge on the PATH, or its path
+  log_file = vim.fn.stdpath('log') .. '/acp-lsp-bridge.log', -- false: stderr (Neovim's LSP log)
+  filetypes = nil, -- nil: every file type
+  keys = {
+    accept = '<Tab>', -- insert: accept the ghost text
+    dismiss = '<C-]>', -- insert: hide it and tell the agent (nes/reject "rejected")
+    suggest = '<M-CR>', -- insert and normal: ask the agent now (trigger "manual")
+    code_actions = '<leader>na', -- normal: code actions, where every kind of suggestion is offered
+  },
+  focus = true, -- tell the bridge which buffer you enter, the cursor and the visible lines
+  diagnostics = true, -- tell the bridge which diagnostics Neovim shows, from every server
+}
+
+--- The options setup() was last called with, defaults filled in; nil before setup().
+M.options = nil
+
+local function fail(msg)
+  error('acp_lsp_bridge.setup: ' .. msg, 0)
+end
+
+-- check refuses what would otherwise fail later and far from the cause: a misspelt option, a
+-- key name, an agent given as one string with spaces (the bridge never runs a shell).
+local function check(opts)
+  for k in pairs(opts) do
+    if defaults[k] == nil and k ~= 'agent' and k ~= 'filetypes' then
+      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, keys, focus, diagnostics'):format(k))
+    end
+  end
+  if type(opts.agent) == 'string' then
+    if opts.agent:find('%s') then
+      local words = vim.split(opts.agent, '%s+', { trimempty = true })
+      local quoted = vim.tbl_map(function(w) return ("'%s'"):format(w) end, words)
+      fail(('agent = %q: give the command and its arguments as a list, e.g. { %s }'):format(opts.agent, table.concat(quoted, ', ')))
+    end
+    opts.agent = { opts.agent }
+  end
+  if opts.agent ~= nil and (type(opts.agent) ~= 'table' or #opts.agent == 0) then
+    fail('agent must be a list: the command and its arguments, e.g. { "my-nes-agent", "--acp" }; leave it out for the built-in agent')
+  end
+  if type(opts.bridge) ~= 'string' or opts.bridge == '' then
+    fail('bridge must be the name or path of the acp-lsp-bridge executable')
+  end
+  if opts.log_file ~= false and type(opts.log_file) ~= 'string' then
+    fail('log_file must be a path, or false to log to stderr')
+  end
+  if opts.filetypes ~= nil and type(opts.filetypes) ~= 'table' then
+    fail('filetypes must be a list of file types, e.g. { "go", "lua" }; leave it out for every file')
+  end
+  for k, v in pairs(opts.keys) do
+    if defaults.keys[k] == nil then
+      fail(('unknown key %q; the keys are accept, dismiss, suggest, code_actions'):format(k))
+    end
+    if v ~= false and type(v) ~= 'string' then
+      fail(('keys.%s must be a key (a string like "<Tab>") or false'):format(k))
+    end
+  end
+end
+
+-- The command that starts the bridge with these options (setup() completes them).
+local function build_cmd(opts)
+  local cmd = { opts.bridge }
+  if opts.log_file then
+    vim.list_extend(cmd, { '--log-file', opts.log_file })
+  end
+  if opts.agent then
+    table.insert(cmd, '--')
+    vim.list_extend(cmd, vim.deepcopy(opts.agent))
+  end
+  return cmd
+end
+
+-- The acp client attached to buf, if any.
+local function client_of(buf)
+  return vim.lsp.get_clients({ bufnr = buf, name = 'acp' })[1]
+end
+
+local function run(buf, command, arguments)
+  local client = client_of(buf)
+  if client then
+    client:exec_cmd({ title = command, command = command, arguments = arguments }, { bufnr = buf })
+  end
+end
+
+-- The keys' actions. accept is an expression mapping: when there is no ghost text to accept, its
+-- key does what it did before (a <Tab> inserts a tab).
+local actions = {
+  accept = {
+    modes = 'i',
+    desc = 'Next edit: accept',
+    fallback = true,
+    fn = function()
+      return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get()
+    end,
+  },
+  dismiss = {
+    modes = 'i',
+    desc = 'Next edit: dismiss',
+    fn = function()
+      local buf = api.nvim_get_current_buf()
+      -- Leaving and re-entering insert mode clears Neovim's ghost text; the bridge ends the
+      -- suggestions of this file as rejected.
+      run(buf, 'acp-lsp-bridge.reject', { { uri = vim.uri_from_bufnr(buf) } })
+      vim.cmd('stopinsert')
+      vim.schedule(function() vim.cmd('startinsert') end)
+    end,
+  },
+  suggest = {
+    modes = { 'i', 'n' },
+    desc = 'Next edit: ask now',
+    fn = function()
+      local buf = api.nvim_get_current_buf()
+      local client = client_of(buf)
+      if not client then
+        return
+      end
+      local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+      run(buf, 'acp-lsp-bridge.suggest', { { uri = params.textDocument.uri, position = params.position } })
+    end,
+  },
+  code_actions = {
+    modes = 'n',
+    desc = 'Next edit: code actions',
+    fn = function() vim.lsp.buf.code_action() end,
+  },
+}
+
+-- map sets the keys in buf, a buffer the acp client attached to: buffer-local, so that the keys
+-- mean nothing where the bridge does not run. The keys of an earlier setup() go first.
+local function map(buf)
+  for _, m in ipairs(vim.b[buf].acp_lsp_bridge_keys or {}) do
+    pcall(vim.keymap.del, m[1], m[2], { buffer = buf })
+  end
+  local mapped = {}
+  for name, lhs in pairs(M.options.keys) do
+    local a = actions[name]
+    if lhs then
+      local rhs = a.fn
+      if a.fallback then
+        rhs = function()
+          if not a.fn() then
+            return lhs
+          end
+        end
+      end
+      vim.keymap.set(a.modes, lhs, rhs, { buffer = buf, expr = a.fallback, desc = a.desc })
+      table.insert(mapped, { a.modes, lhs })
+    end
+  end
+  vim.b[buf].acp_lsp_bridge_keys = mapped
+end
+
+-- Focus: the file, the cursor and the visible lines, when you enter a buffer.
+local function send_focus(buf)
+  local client = client_of(buf)
+  local win = api.nvim_get_current_win()
+  if not client or api.nvim_win_get_buf(win) ~= buf then
+    return
+  end
+  local top, bottom = vim.fn.line('w0', win) - 1, vim.fn.line('w$', win) - 1
+  client:notify('acp-lsp-bridge/didFocus', {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    position = vim.lsp.util.make_position_params(win, client.offset_encoding).position,
+    visibleRange = { start = { line = top, character = 0 }, ['end'] = { line = bottom, character = 0 } },
+  })
+end
+
+-- Diagnostics: what Neovim shows for the buffer, in the position encoding the bridge negotiated
+-- (vim.diagnostic columns are bytes).
+local function send_diagnostics(buf)
+  local client = client_of(buf)
+  if not client or not api.nvim_buf_is_loaded(buf) then
+    return
+  end
+  local enc = client.offset_encoding
+  local function col(lnum, c)
+    if enc == 'utf-8' then
+      return c
+    end
+    local line = api.nvim_buf_get_lines(buf, lnum, lnum + 1, false)[1] or ''
+    return vim.str_utfindex(line, enc, math.min(c, #line), false)
+  end
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    local end_lnum, end_col = d.end_lnum or d.lnum, d.end_col or d.col
+    out[#out + 1] = {
+      range = {
+        start = { line = d.lnum, character = col(d.lnum, d.col) },
+        ['end'] = { line = end_lnum, character = col(end_lnum, end_col) },
+      },
+      severity = d.severity,
+      message = d.message,
+    }
+  end
+  client:notify('acp-lsp-bridge/diagnostics', { textDocument = { uri = vim.uri_from_bufnr(buf) }, diagnostics = out })
+end
+
+-- Requests to the bridge in flight, per buffer, for status().
+local pending = {}
+
+--- For the statusline: "⋯ next edit" while the agent is being asked for the current buffer, ""
+--- otherwise. Needs setup().
+---@return string
+function M.status()
+  local reqs = pending[api.nvim_get_current_buf()]
+  if reqs and next(reqs) ~= nil then
+    return '⋯ next edit'
+  end
+  return ''
+end
+
+local function attached(buf)
+  if M.options.keys then
+    map(buf)
+  end
+  if M.options.focus then
+    send_focus(buf)
+  end
+  -- Diagnostics shown before the bridge attached would otherwise wait for the next change.
+  if M.options.diagnostics and #vim.diagnostic.get(buf) > 0 then
+    send_diagnostics(buf)
+  end
+end
+
+--- Configures and enables the 'acp' language server (lsp/acp.lua) with these options, and sets up
+--- keys, focus, diagnostics and the statusline hint for the buffers it attaches to. Calling it
+--- again replaces the earlier options.
+---@param opts? table see :help acp_lsp_bridge-options
+function M.setup(opts)
+  opts = vim.deepcopy(opts or {})
+  if type(opts) ~= 'table' then
+    fail('takes a table of options, e.g. setup({ agent = { "my-nes-agent" } })')
+  end
+  local keys = opts.keys
+  opts.keys = nil
+  opts = vim.tbl_extend('force', vim.deepcopy(defaults), opts)
+  if keys == false then
+    opts.keys = {}
+  elseif keys ~= nil then
+    if type(keys) ~= 'table' then
+      fail('keys must be a table, e.g. { accept = "<C-l>", dismiss = false }, or false for no keys')
+    end
+    opts.keys = vim.tbl_extend('force', opts.keys, keys)
+  end
+  check(opts)
+  M.options = opts
+
+  local config = { cmd = build_cmd(opts) }
+  if opts.filetypes then
+    config.filetypes = opts.filetypes
+  end
+  vim.lsp.config('acp', config)
+  vim.lsp.enable('acp')
+
+  local group = api.nvim_create_augroup('acp_lsp_bridge', { clear = true })
+  api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and client.name == 'acp' then
+        attached(ev.buf)
+      end
+    end,
+  })
+  if opts.focus then
+    api.nvim_create_autocmd('BufEnter', {
+      group = group,
+      callback = function(ev) send_focus(ev.buf) end,
+    })
+  end
+  if opts.diagnostics then
+    api.nvim_create_autocmd('DiagnosticChanged', {
+      group = group,
+      callback = function(ev) send_diagnostics(ev.buf) end,
+    })
+  end
+  api.nvim_create_autocmd('LspRequest', {
+    group = group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      local req = ev.data.request
+      if not client or client.name ~= 'acp' or not req then
+        return
+      end
+      local m = req.method
+      if m ~= 'textDocument/inlineCompletion' and m ~= 'textDocument/codeAction' and m ~= 'workspace/executeCommand' then
+        return
+      end
+      local buf = ev.buf or req.bufnr or 0
+      pending[buf] = pending[buf] or {}
+      pending[buf][ev.data.request_id] = req.type == 'pending' or nil
+      vim.cmd('redrawstatus')
+    end,
+  })
+
+  -- setup() may come after the bridge attached (a plugin manager loading this plugin late).
+  for _, client in ipairs(vim.lsp.get_clients({ name = 'acp' })) do
+    for buf in pairs(client.attached_buffers) do
+      attached(buf)
+    end
+  end
+end
+
+return M
