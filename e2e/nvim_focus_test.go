@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// TestNeovimFocusAndDiagnostics loads the shipped editors/neovim/acp.lua in Neovim 0.12 as a user
-// would (vim.g.acp_agent naming the test agent) and checks what the agent receives: a
-// document/didFocus on entering each buffer, with the visible lines, and the diagnostics Neovim
-// shows, converted from Neovim's byte columns to the agent's UTF-16, in the nes/suggest context.
+// TestNeovimFocusAndDiagnostics installs the plugin in Neovim 0.12 as a user would (vim.pack, then
+// setup() naming the test agent) and checks what the agent receives: a document/didFocus on
+// entering each buffer, with the visible lines, and the diagnostics Neovim shows, converted from
+// Neovim's byte columns to the agent's UTF-16, in the nes/suggest context.
 func TestNeovimFocusAndDiagnostics(t *testing.T) {
-	_, work := runShippedNeovim(t, "focus.lua", "DONE")
+	_, work := runNeovimPlugin(t, "plugin_focus.lua", "DONE")
 
 	msgs := readAgentLog(t, filepath.Join(work, "agent.log"))
 	focused := map[string]map[string]any{}

@@ -1,6 +1,7 @@
--- Helpers of the headless Neovim scripts that load the shipped editors/neovim/acp.lua (shipped.lua,
--- builtin.lua; run by e2e/nvim_shipped_test.go). The test body runs in a coroutine resumed by
--- timers, so that Neovim's main loop keeps running, and handles the typed keys, while it waits.
+-- Helpers of the headless Neovim scripts run by e2e/nvim_plugin_test.go (the plugin, installed with
+-- vim.pack) and e2e/nvim_plugins_test.go (sidekick.nvim, copilot-lsp.nvim). The test body runs in
+-- a coroutine resumed by timers, so that Neovim's main loop keeps running, and handles the typed
+-- keys, while it waits.
 --
 --   local T = dofile(vim.env.NVIM_TEST_LIB)
 --   T.run(function() ... end)   -- prints ALL PASSED and quits, or cquit 1 after a failed check
@@ -96,6 +97,14 @@ function T.edit(path, text)
   return buf
 end
 
+-- install installs the plugin as a user of vim.pack does, from the git repository
+-- ACP_PLUGIN_REPO (the working tree's plugin files, committed there by the Go test): vim.pack
+-- clones it into stdpath('data') and adds it to the runtimepath. confirm = false: the first install
+-- would otherwise ask, and nobody answers a headless Neovim.
+function T.install()
+  vim.pack.add({ { src = 'file://' .. os.getenv('ACP_PLUGIN_REPO'), name = 'acp-lsp-bridge' } }, { confirm = false })
+end
+
 -- The text of line row (1-based) of buf.
 function T.line(buf, row)
   return api.nvim_buf_get_lines(buf, row - 1, row, false)[1]
@@ -169,6 +178,36 @@ function T.tab_tab(buf)
   api.nvim_input('<Tab>')
   T.check(T.wait_for(function() return T.line(buf, 7) == '\t\t/*é*/ acc += p // 😀' end, 3000),
     'after <Tab><Tab> line 7 reads ' .. vim.inspect(T.line(buf, 7)))
+end
+
+-- ghost_after_rename opens sum.go with the acp client attached, renames sum to acc where it is
+-- declared (line 5) as the user would, goes to the sum of line 7 and enters insert mode there; it
+-- returns the buffer and whether the built-in agent's ghost text "acc" appeared over that sum.
+function T.ghost_after_rename()
+  local buf = T.edit(T.dir .. '/sum.go', table.concat({
+    'package main',
+    '',
+    '// Total adds the prices, in €.',
+    'func Total(prices []int) int {',
+    '\tsum := 0',
+    '\tfor _, p := range prices {',
+    '\t\tsum += p',
+    '\t}',
+    '\treturn sum',
+    '}',
+    '',
+  }, '\n'))
+  -- vim.lsp.inline_completion sets the buffer up in a vim.schedule after LspAttach, and the
+  -- built-in agent starts in the background; keys typed before that ask nothing.
+  T.sleep(300)
+  api.nvim_win_set_cursor(0, { 5, 1 })
+  api.nvim_input('cwacc<Esc>')
+  T.check(T.wait_for(function() return T.line(buf, 5) == '\tacc := 0' end, 3000), 'line 5 reads ' .. vim.inspect(T.line(buf, 5)))
+  T.sleep(300)
+  api.nvim_input('jj^i')
+  local shown = T.wait_for(function() return T.ghost(buf) == 'acc' end, 10000)
+  T.check(shown, 'no ghost text "acc" on line 7 after the rename on line 5: ' .. vim.inspect(T.ghost(buf)))
+  return buf, shown
 end
 
 -- The Go function the plugin tests edit, with non-ASCII text before and after names.

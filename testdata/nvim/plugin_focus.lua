@@ -1,11 +1,12 @@
--- Headless Neovim end-to-end test of the shipped editors/neovim/acp.lua: the buffer-enter focus
--- notification and the diagnostics forwarding reach the agent.
+-- Headless Neovim end-to-end test of the plugin's focus and diagnostics notifications, installed
+-- with vim.pack and set up with require('acp_lsp_bridge').setup({ agent = <the test agent> }): the
+-- buffer-enter focus notification and the diagnostics Neovim shows reach the agent.
 --
---   nvim --headless --clean -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
+--   nvim --headless -i NONE -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
 --
 -- Environment (set by e2e/nvim_focus_test.go):
---   ACP_LSP_BRIDGE, ACP_TEST_AGENT  the binaries
---   ACP_CONFIG                      editors/neovim/acp.lua, loaded as a user would
+--   ACP_PLUGIN_REPO                 the plugin, for vim.pack
+--   ACP_TEST_AGENT                  the test agent; the bridge is on the PATH
 --   NVIM_TEST_DIR                   the workspace; the agent writes agent.log there
 --
 -- Steps: open a.go, then b.go (BufEnter), put an error diagnostic on b.go after non-ASCII text,
@@ -23,13 +24,14 @@ local function fail(what)
 end
 
 local dir = os.getenv('NVIM_TEST_DIR')
-vim.g.acp_lsp_bridge = os.getenv('ACP_LSP_BRIDGE')
-vim.g.acp_agent = {
-  os.getenv('ACP_TEST_AGENT'), '--encoding', 'utf-16', '--focus',
-  '--context', '{"diagnostics":{},"openFiles":{}}',
-  '--log', dir .. '/agent.log',
-}
-vim.cmd('luafile ' .. vim.fn.fnameescape(os.getenv('ACP_CONFIG')))
+vim.pack.add({ { src = 'file://' .. os.getenv('ACP_PLUGIN_REPO'), name = 'acp-lsp-bridge' } }, { confirm = false })
+require('acp_lsp_bridge').setup({
+  agent = {
+    os.getenv('ACP_TEST_AGENT'), '--encoding', 'utf-16', '--focus',
+    '--context', '{"diagnostics":{},"openFiles":{}}',
+    '--log', dir .. '/agent.log',
+  },
+})
 
 local function agent_log_has(pattern)
   local f = io.open(dir .. '/agent.log')

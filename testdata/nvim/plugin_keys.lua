@@ -1,13 +1,13 @@
--- Headless Neovim end-to-end test of the shipped editors/neovim/acp.lua, loaded as a user would:
--- ghost text appears as the user types, <Tab> accepts it (the buffer changes, the agent hears
+-- Headless Neovim end-to-end test of the plugin's keys, installed with vim.pack and set up with
+-- require('acp_lsp_bridge').setup({ agent = <the scripted test agent> }), the bridge found on the
+-- PATH: ghost text appears as the user types, <Tab> accepts it (the buffer changes, the agent hears
 -- nes/accept), <C-]> dismisses another (the buffer stays, the agent hears nes/reject "rejected"),
--- and AcpLspBridgeStatus() says when a request is in flight.
+-- and status() says when a request is in flight.
 --
---   nvim --headless --clean -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
+--   nvim --headless -i NONE -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
 --
--- Environment (set by e2e/nvim_shipped_test.go): ACP_LSP_BRIDGE, ACP_TEST_AGENT, ACP_CONFIG (the
--- shipped file), NVIM_TEST_DIR (the workspace; rules.json and agent.log live there), NVIM_TEST_LIB
--- (shipped_lib.lua).
+-- Environment (set by e2e/nvim_plugin_test.go): ACP_PLUGIN_REPO, ACP_TEST_AGENT, NVIM_TEST_DIR (the
+-- workspace; rules.json and agent.log live there), NVIM_TEST_LIB (shipped_lib.lua).
 -- Output: "STEP <name> ok" per step, "FAIL <what>", then "ALL PASSED"; exit code 0 only then.
 
 local api = vim.api
@@ -17,9 +17,9 @@ local check, wait_for, sleep, ghost, agent_msgs = T.check, T.wait_for, T.sleep, 
 local f = assert(io.open(T.dir .. '/rules.json', 'w'))
 f:write('[{"when":"retur","find":"retur","replace":"return nil"},{"when":"fmt.Prin","find":"fmt.Prin","replace":"fmt.Println(err)"}]')
 f:close()
-vim.g.acp_lsp_bridge = os.getenv('ACP_LSP_BRIDGE')
-vim.g.acp_agent = { os.getenv('ACP_TEST_AGENT'), '--rules', T.dir .. '/rules.json', '--log', T.agent_log }
-vim.cmd('luafile ' .. vim.fn.fnameescape(os.getenv('ACP_CONFIG')))
+T.install()
+local acp = require('acp_lsp_bridge')
+acp.setup({ agent = { os.getenv('ACP_TEST_AGENT'), '--rules', T.dir .. '/rules.json', '--log', T.agent_log } })
 
 local function type_at_end(row, text)
   api.nvim_win_set_cursor(0, { row, #api.nvim_buf_get_lines(0, row - 1, row, false)[1] })
@@ -28,19 +28,19 @@ end
 
 T.run(function()
   local buf = T.edit(T.dir .. '/main.go', 'package main\n\nfunc f() error {\n\t\n\t\n}\n')
-  check(AcpLspBridgeStatus() == '', 'AcpLspBridgeStatus() is not empty before any request')
+  check(acp.status() == '', 'status() is not empty before any request')
   check(wait_for(function() return #agent_msgs('document/didOpen') > 0 end, 10000), 'the agent never got the document')
   -- vim.lsp.inline_completion sets the buffer up in a vim.schedule after LspAttach; keys typed
   -- before that ask nothing. Give it time on a loaded machine.
   sleep(300)
 
-  -- Accept with <Tab>. When a request to the bridge starts, acp.lua's LspRequest handler (defined
-  -- first, so run first) has marked the buffer busy.
+  -- Accept with <Tab>. When a request to the bridge starts, the plugin's LspRequest handler
+  -- (defined first, so run first) has marked the buffer busy.
   local saw_busy = false
   api.nvim_create_autocmd('LspRequest', {
     callback = function(ev)
       if ev.data.request and ev.data.request.type == 'pending' then
-        saw_busy = saw_busy or AcpLspBridgeStatus() ~= ''
+        saw_busy = saw_busy or acp.status() ~= ''
       end
     end,
   })
@@ -53,8 +53,8 @@ T.run(function()
     check(wait_for(function() return #agent_msgs('nes/accept') == 1 end, 3000), 'the agent did not hear nes/accept')
     T.out('STEP accept ok')
   end
-  check(saw_busy, 'AcpLspBridgeStatus() never showed the request in flight')
-  check(wait_for(function() return AcpLspBridgeStatus() == '' end, 3000), 'AcpLspBridgeStatus() stays busy')
+  check(saw_busy, 'status() never showed the request in flight')
+  check(wait_for(function() return acp.status() == '' end, 3000), 'status() stays busy')
   api.nvim_input('<Esc>')
   sleep(50)
 

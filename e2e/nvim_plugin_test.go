@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The Neovim plugin (lsp/acp.lua, lua/acp_lsp_bridge, doc/ at the repository's root) is tested as
+// users get it: installed by vim.pack from a git repository holding the working tree's plugin
+// files, in Neovim 0.12 started as a user starts it (not --clean, whose 'packpath' leaves out the
+// data directory vim.pack installs into) with every XDG directory its own, and the bridge found on
+// the PATH, not configured. The steps are in testdata/nvim/plugin_*.lua.
+
+// TestNeovimPluginEnableOnly: with the plugin installed and only vim.lsp.enable('acp') (as an
+// nvim-lspconfig user has it, no setup()), the bridge runs its built-in agent and ghost text
+// offers the rename the user made at the next use of the name; vim.lsp.inline_completion.get()
+// accepts it, and no key was mapped (testdata/nvim/plugin_enable.lua).
+func TestNeovimPluginEnableOnly(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_enable.lua", "ALL PASSED")
+	wantSteps(t, out, "ghost text", "accept")
+}
+
+// TestNeovimPluginSetup: require('acp_lsp_bridge').setup({}), no agent named: the built-in agent's
+// ghost text, accepted with the plugin's <Tab> (testdata/nvim/plugin_setup.lua).
+func TestNeovimPluginSetup(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_setup.lua", "ALL PASSED")
+	wantSteps(t, out, "ghost text", "accept")
+}
+
+// TestNeovimPluginKeys: setup() naming the scripted test agent; ghost text appears while typing,
+// <Tab> accepts it (buffer and nes/accept checked), <C-]> dismisses another (buffer unchanged,
+// nes/reject "rejected"), and status() shows the request in flight (testdata/nvim/plugin_keys.lua).
+func TestNeovimPluginKeys(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_keys.lua", "ALL PASSED")
+	wantSteps(t, out, "accept", "dismiss")
+}
+
+// TestNeovimPluginLoads: installing the plugin gives the 'acp' config and the help (every link in
+// it found) and runs nothing; setup()'s keys can be moved and turned off, and are mapped only
+// where the bridge attached; misspelt options are refused with what to write
+// (testdata/nvim/plugin_load.lua).
+func TestNeovimPluginLoads(t *testing.T) {
+	runNeovimPlugin(t, "plugin_load.lua", "ALL PASSED")
+}
+
+// TestNeovimPluginHealth reads :checkhealth acp_lsp_bridge as the user sees it: the bridge found on
+// the PATH, its version as `acp-lsp-bridge --version` prints it, the built-in agent's verdict from
+// doctor, the encoding the client negotiated; and each failure with what to do: a bridge where
+// there is none (how to install it), an agent that is not installed (doctor's reason), the config
+// not enabled and no client for the buffer (testdata/nvim/plugin_health.lua).
+func TestNeovimPluginHealth(t *testing.T) {
+	out, work := runNeovimPlugin(t, "plugin_health.lua", "ALL PASSED")
+	bridge, _ := binaries(t)
+	version, err := exec.Command(bridge, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bridge, err)
+	}
+	enc := regexp.MustCompile(`ENCODING (utf-\d+)`).FindStringSubmatch(out)
+	if enc == nil {
+		t.Fatalf("the script printed no ENCODING line:\n%s", out)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(work, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	ok := read("health-ok.txt")
+	for _, want := range []string{
+		"OK found: " + bridge,
+		"OK version: " + strings.TrimSpace(string(version)),
+		"OK the built-in agent (`acp-lsp-bridge agent`), which says it is acp-lsp-bridge-builtin",
+		"the agent can do Next Edit Suggestions",
+		"OK " + enc[1] + ", negotiated by the acp client",
+		"attached to this buffer (main.go)",
+	} {
+		if !strings.Contains(ok, want) {
+			t.Errorf("the report with the bridge on the PATH lacks %q:\n%s", want, ok)
+		}
+	}
+	if strings.Contains(ok, "ERROR") || strings.Contains(ok, "WARNING") {
+		t.Errorf("the report with everything in place has errors or warnings:\n%s", ok)
+	}
+
+	missing := read("health-bridge.txt")
+	for _, want := range []string{
+		"ERROR " + filepath.Join(work, "nowhere", "acp-lsp-bridge") + " not found: no executable file at that path",
+		"go install github.com/acp-lsp-bridge/acp-lsp-bridge/cmd/acp-lsp-bridge@latest",
+		"release archive",
+		"not checked",
+	} {
+		if !strings.Contains(missing, want) {
+			t.Errorf("the report with no bridge at the configured path lacks %q:\n%s", want, missing)
+		}
+	}
+
+	agent := read("health-agent.txt")
+	for _, want := range []string{
+		"OK found: " + bridge,
+		"ERROR `acp-no-such-agent --acp`: ",
+		`"acp-no-such-agent" not found`,
+		"Install the agent, or name it by its full path",
+		"acp-lsp-bridge doctor -- acp-no-such-agent --acp",
+	} {
+		if !strings.Contains(agent, want) {
+			t.Errorf("the report with an agent that is not installed lacks %q:\n%s", want, agent)
+		}
+	}
+
+	none := read("health-none.txt")
+	for _, want := range []string{
+		"WARNING the 'acp' config is not enabled",
+		"vim.lsp.enable('acp')",
+		"WARNING no acp client attached to this buffer",
+	} {
+		if !strings.Contains(none, want) {
+			t.Errorf("the report with the config disabled, from an empty buffer, lacks %q:\n%s", want, none)
+		}
+	}
+}
+
+func wantSteps(t *testing.T, out string, steps ...string) {
+	t.Helper()
+	for _, step := range steps {
+		if !strings.Contains(out, "STEP "+step+" ok") {
+			t.Errorf("missing %q in\n%s", "STEP "+step+" ok", out)
+		}
+	}
+}
+
+// runNeovimPlugin runs testdata/nvim/SCRIPT in Neovim 0.12 as a user who installs the plugin with
+// vim.pack: the plugin's files from the working tree in a git repository (ACP_PLUGIN_REPO) for
+// vim.pack to clone, the built bridge on the PATH, nothing of the machine's Neovim configuration.
+func runNeovimPlugin(t *testing.T, script, done string, env ...string) (out, work string) {
+	t.Helper()
+	if os.Getenv("NVIM") == "" {
+		skipWithoutPeer(t, `NVIM is not set; run eval "$(bash ../shared/tools/install-test-peers.sh)"`)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		skipWithoutPeer(t, "git is not on the PATH; vim.pack installs plugins with it")
+	}
+	bridge, _ := binaries(t)
+	none := t.TempDir() // system-wide configuration and data directories: none
+	base := []string{
+		"ACP_PLUGIN_REPO=" + pluginRepo(t),
+		"PATH=" + filepath.Dir(bridge) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"XDG_CONFIG_DIRS=" + none,
+		"XDG_DATA_DIRS=" + none,
+	}
+	return runNeovimScript(t, []string{"-i", "NONE"}, script, done, append(base, env...)...)
+}
+
+// pluginRepo commits the plugin's files as they are in the working tree (lsp/, lua/, doc/) to a
+// new git repository and returns its path: what vim.pack and lazy.nvim clone from GitHub.
+func pluginRepo(t *testing.T) string {
+	t.Helper()
+	root := moduleRoot(t)
+	repo := t.TempDir()
+	for _, dir := range []string{"lsp", "lua", "doc", "plugin"} {
+		src := filepath.Join(root, dir)
+		if _, err := os.Stat(src); os.IsNotExist(err) {
+			continue
+		}
+		if err := os.CopyFS(filepath.Join(repo, dir), os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "-A"},
+		{"-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "plugin"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return repo
+}
+
+// runShippedNeovim runs testdata/nvim/SCRIPT in Neovim 0.12 headless and clean (no user
+// configuration), with the built bridge and test agent at hand (ACP_LSP_BRIDGE, ACP_TEST_AGENT).
+func runShippedNeovim(t *testing.T, script, done string, env ...string) (out, work string) {
+	t.Helper()
+	return runNeovimScript(t, []string{"--clean"}, script, done, env...)
+}
+
+// runNeovimScript runs testdata/nvim/SCRIPT in Neovim 0.12 headless with args, the built bridge
+// and test agent (ACP_LSP_BRIDGE, ACP_TEST_AGENT), XDG directories of its own and a workspace
+// folder (NVIM_TEST_DIR) that it returns; the script must print done. env is added to (and
+// overrides) that environment.
+func runNeovimScript(t *testing.T, args []string, script, done string, env ...string) (out, work string) {
+	t.Helper()
+	nvim := os.Getenv("NVIM")
+	if nvim == "" {
+		skipWithoutPeer(t, `NVIM is not set; run eval "$(bash ../shared/tools/install-test-peers.sh)"`)
+	}
+	root := moduleRoot(t)
+	bridge, agent := binaries(t)
+	dir := t.TempDir()
+	work, xdg := filepath.Join(dir, "work"), filepath.Join(dir, "xdg")
+	for _, d := range []string{work, xdg} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// A script that does not load would leave Neovim waiting until the timeout; say why at once.
+	run := "lua local ok, err = pcall(dofile, vim.env.NVIM_TEST_SCRIPT) " +
+		"if not ok then io.stdout:write('FAIL loading the script: ', tostring(err), '\\n') vim.cmd('cquit 3') end"
+	cmd := exec.CommandContext(ctx, nvim, append(append([]string{"--headless"}, args...), "-c", run)...)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(),
+		"NVIM_TEST_SCRIPT="+filepath.Join(root, "testdata", "nvim", script),
+		"NVIM_TEST_LIB="+filepath.Join(root, "testdata", "nvim", "shipped_lib.lua"),
+		"ACP_LSP_BRIDGE="+bridge,
+		"ACP_TEST_AGENT="+agent,
+		"NVIM_TEST_DIR="+work,
+		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
+		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
+		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
+		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
+	)
+	cmd.Env = append(cmd.Env, env...)
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), done) {
+		log, _ := os.ReadFile(filepath.Join(xdg, "state", "nvim", "acp-lsp-bridge.log"))
+		t.Fatalf("neovim: %v\n%s\nbridge log:\n%s", err, b, log)
+	}
+	return string(b), work
+}
