@@ -98,7 +98,7 @@ func TestSuggestContextFromTheSession(t *testing.T) {
 }
 
 // TestRecentFilesWithoutFocus: an editor that never says where the user is (Helix, Kakoune,
-// Neovim without acp.lua send no focus notification) still gives the agent the files its user
+// Neovim without the plugin's setup() send no focus notification) still gives the agent the files its user
 // opened to look at: in recentFiles, after those worked in, and in workspace/recent_documents,
 // closed ones too.
 func TestRecentFilesWithoutFocus(t *testing.T) {
