@@ -98,9 +98,9 @@ func TestSuggestContextFromTheSession(t *testing.T) {
 }
 
 // TestRecentFilesWithoutFocus: an editor that never says where the user is (Helix, Kakoune,
-// Neovim without the plugin's setup() send no focus notification) still gives the agent the files its user
-// opened to look at: in recentFiles, after those worked in, and in workspace/recent_documents,
-// closed ones too.
+// Neovim without the plugin's setup() send no focus notification) still gives the agent the files
+// its user opened to look at: in recentFiles, after those worked in, and in
+// workspace/recent_documents, closed ones too.
 func TestRecentFilesWithoutFocus(t *testing.T) {
 	const a, b, c, d = "file:///work/project/a.go", "file:///work/project/b.go", "file:///work/project/c.go", "file:///work/project/d.go"
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", DidFocus: true, Context: &acp.NesContextCapabilities{
