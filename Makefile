@@ -65,3 +65,11 @@ fuzz-short:
 	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# The VS Code extension, one package per platform with that platform's bridge inside, which the
+# extension uses unless acpLspBridge.path is set: dist/vscode/acp-lsp-bridge-<target>-<version>.vsix
+# for linux, darwin and win32, x64 and arm64. It packages the binaries `make dist` leaves in
+# dist/bin, building any that is missing (or all, when they are of another version), and needs
+# node, npm and @vscode/vsce (tools/vsix.sh says where it looks for each).
+vsix:
+	GO=$(GO) sh tools/vsix.sh -version $(VERSION) -bin dist/bin -out dist/vscode
