@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"debug/elf"
+	"encoding/binary"
 	"encoding/json"
 	"io/fs"
 	"maps"
@@ -11,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -35,6 +38,7 @@ var vscodeServerCommands = map[string]string{
 
 type vscodeManifest struct {
 	Name         string            `json:"name"`
+	Version      string            `json:"version"`
 	Publisher    string            `json:"publisher"`
 	Main         string            `json:"main"`
 	Engines      map[string]string `json:"engines"`
@@ -277,8 +281,9 @@ func TestVSCodeManifest(t *testing.T) {
 			t.Errorf("%s.%s: scope %q, want %q", src.section, key, got, scope)
 		}
 	}
-	if p := props[src.section+".path"]; p.Type != "string" || string(p.Default) != `"acp-lsp-bridge"` {
-		t.Errorf("%s.path: type %q default %s", src.section, p.Type, p.Default)
+	// Empty means not set: the bridge bundled with the extension, else the one on PATH.
+	if p := props[src.section+".path"]; p.Type != "string" || string(p.Default) != `""` {
+		t.Errorf("%s.path: type %q default %s, want \"\"", src.section, p.Type, p.Default)
 	}
 	if p := props[src.section+".agent"]; p.Type != "array" || string(p.Default) != `[]` {
 		t.Errorf("%s.agent: type %q default %s", src.section, p.Type, p.Default)
@@ -318,7 +323,7 @@ func TestVSCodeManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"node_modules/", "out/"} {
+	for _, p := range []string{"node_modules/", "out/", "bin/"} {
 		if !slices.Contains(strings.Fields(string(ignore)), p) {
 			t.Errorf(".gitignore lacks %s", p)
 		}
@@ -365,7 +370,8 @@ func runIn(t *testing.T, dir string, limit time.Duration, name string, args ...s
 	return out.Bytes()
 }
 
-// vscodeCopyTree copies src to dst, leaving out node_modules, out and packages.
+// vscodeCopyTree copies src to dst, leaving out node_modules, out, bin (a bundled bridge) and
+// packages.
 func vscodeCopyTree(t *testing.T, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
@@ -376,7 +382,7 @@ func vscodeCopyTree(t *testing.T, src, dst string) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (rel == "node_modules" || rel == "out") || strings.HasSuffix(rel, ".vsix") {
+		if d.IsDir() && (rel == "node_modules" || rel == "out" || rel == "bin") || strings.HasSuffix(rel, ".vsix") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -477,8 +483,18 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 	}
 	agentCmd := []string{agent, "--rules", rules, "--log", agentLog}
 	trap := filepath.Join(work, "workspace-chose-this")
+	// An installed platform package (bin/acp-lsp-bridge, unpacked without its mode), and a folder
+	// of PATH with another bridge: the setting comes before both.
+	installed := filepath.Join(work, "installed")
+	bundled := filepath.Join(installed, "bin", "acp-lsp-bridge"+exeSuffix)
+	vscodeCopyFile(t, bridge, bundled, 0o644)
+	pathDir := filepath.Join(work, "path")
+	onPath := filepath.Join(pathDir, "acp-lsp-bridge"+exeSuffix)
+	vscodeCopyFile(t, bridge, onPath, 0o755)
 	scenario := map[string]any{
-		"settings": map[string]any{"acpLspBridge.path": bridge, "acpLspBridge.agent": agentCmd, "acpLspBridge.logFile": log1},
+		"settings":      map[string]any{"acpLspBridge.path": bridge, "acpLspBridge.agent": agentCmd, "acpLspBridge.logFile": log1},
+		"extensionPath": installed,
+		"env":           map[string]string{"PATH": pathDir},
 		// A workspace's settings never choose what runs: the extension says it ignores them.
 		"workspaceSettings": map[string]any{"acpLspBridge.path": trap, "acpLspBridge.agent": []string{trap}},
 		// The cursor after "fo" on line 3: utf-16 column 13 ("é" is one unit, two bytes in utf-8).
@@ -511,6 +527,7 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 	if !slices.Equal(started, want) {
 		t.Errorf("bridges started: %q\nwant %q", started, want)
 	}
+	vscodeSaid(t, res, "using the bridge from your settings: "+bridge+" (acpLspBridge.path)")
 
 	// Every palette command once; every server command once per client (two clients), registered
 	// by vscode-languageclient from what the bridge advertised. host.js fails a second live
@@ -582,16 +599,99 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 		t.Errorf("nes/reject: %v", reject)
 	}
 
-	// A bridge that is not there: the user is told which setting to change, and nothing breaks.
-	missing := filepath.Join(work, "no-such-bridge")
-	res = runVSCodeHost(t, node, dir, map[string]any{"settings": map[string]any{"acpLspBridge.path": missing}, "failsToStart": true}, "")
+	// Without the setting: the bundled bridge, before the one on PATH. It is made executable, as
+	// VS Code may unpack it without its mode.
+	bundledLog := filepath.Join(work, "bundled.log")
+	res = runVSCodeHost(t, node, dir, map[string]any{
+		"settings": map[string]any{"acpLspBridge.logFile": bundledLog}, "extensionPath": installed, "env": map[string]string{"PATH": pathDir},
+	}, bundledLog)
+	if len(res.Errors) > 0 {
+		t.Errorf("errors in the stand-in for VS Code, with the bundled bridge: %q", res.Errors)
+	}
+	vscodeSaid(t, res, "using the bridge bundled with the extension: "+bundled+" (acpLspBridge.path is not set)")
+	vscodeSaid(t, res, "starting "+bundled+" --log-file "+bundledLog)
+	if runtime.GOOS != "windows" {
+		vscodeSaid(t, res, "made "+bundled+" executable")
+		if fi, err := os.Stat(bundled); err != nil || fi.Mode()&0o111 != 0o111 {
+			t.Errorf("the bundled bridge after the extension started it: %v %v, want it executable", fi.Mode(), err)
+		}
+	}
+	if a := vscodeLogEntries(vscodeBridgeLog(t, bundledLog), "agent started"); len(a) != 1 || a[0]["command"] != bundled+" agent" {
+		t.Errorf("the agent of the bundled bridge (its built-in one, so its own path): %v", a)
+	}
+
+	// A package for another processor (VS Code installs it without complaint): the user is told,
+	// rather than the foreign file run (on Linux, spawn hands it to /bin/sh). Only its ELF header
+	// is read, so a header is enough.
+	if runtime.GOOS == "linux" {
+		other, machine := "linux-arm64", elf.EM_AARCH64
+		if runtime.GOARCH == "arm64" {
+			other, machine = "linux-x64", elf.EM_X86_64
+		}
+		foreign := filepath.Join(work, "foreign")
+		header := make([]byte, 64)
+		copy(header, "\x7fELF\x02\x01\x01")
+		binary.LittleEndian.PutUint16(header[18:], uint16(machine))
+		writeFile(t, filepath.Join(foreign, "bin", "acp-lsp-bridge"), string(header))
+		if err := os.Chmod(filepath.Join(foreign, "bin", "acp-lsp-bridge"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res = runVSCodeHost(t, node, dir, map[string]any{"settings": map[string]any{}, "extensionPath": foreign, "env": map[string]string{"PATH": pathDir}, "failsToStart": true}, "")
+		if len(res.Errors) > 0 {
+			t.Errorf("errors in the stand-in for VS Code, with a bridge for another processor: %q", res.Errors)
+		}
+		here := vscodeTarget(runtime.GOOS, runtime.GOARCH)
+		vscodeErrorSays(t, res, `could not start "`+filepath.Join(foreign, "bin", "acp-lsp-bridge")+`" (bundled with the extension): it is built for `+other+`, not for this machine (`+here+`)`,
+			"Install the extension's package for this platform (acp-lsp-bridge-"+here+"-….vsix)")
+	}
+
+	// Without the setting or a bundled bridge: the one on PATH.
+	pathLog := filepath.Join(work, "path.log")
+	res = runVSCodeHost(t, node, dir, map[string]any{"settings": map[string]any{"acpLspBridge.logFile": pathLog}, "env": map[string]string{"PATH": pathDir}}, pathLog)
+	if len(res.Errors) > 0 {
+		t.Errorf("errors in the stand-in for VS Code, with the bridge on PATH: %q", res.Errors)
+	}
+	vscodeSaid(t, res, "using the bridge on PATH: "+onPath+" (acpLspBridge.path is not set, and no bridge is bundled with the extension)")
+	vscodeSaid(t, res, "starting acp-lsp-bridge --log-file "+pathLog)
+	if a := vscodeLogEntries(vscodeBridgeLog(t, pathLog), "agent started"); len(a) != 1 || a[0]["command"] != onPath+" agent" {
+		t.Errorf("the agent of the bridge on PATH (its built-in one, so its own path): %v", a)
+	}
+
+	// No bridge anywhere: the user is told each way to get one, and nothing breaks.
+	res = runVSCodeHost(t, node, dir, map[string]any{"settings": map[string]any{}, "env": map[string]string{"PATH": t.TempDir()}, "failsToStart": true}, "")
 	if len(res.Errors) > 0 {
 		t.Errorf("errors in the stand-in for VS Code, with no bridge: %q", res.Errors)
 	}
+	vscodeErrorSays(t, res, `could not start "acp-lsp-bridge": it is not on PATH, and no bridge is bundled with the extension (acpLspBridge.path is not set)`,
+		"package for this platform (acp-lsp-bridge-"+vscodeTarget(runtime.GOOS, runtime.GOARCH)+"-….vsix)", "put acp-lsp-bridge on PATH", "set acpLspBridge.path to the bridge's absolute path")
+
+	// The setting names a bridge that is not there: the user is told which setting to change, or
+	// to remove it for the bundled one, and nothing breaks.
+	missing := filepath.Join(work, "no-such-bridge")
+	res = runVSCodeHost(t, node, dir, map[string]any{"settings": map[string]any{"acpLspBridge.path": missing}, "extensionPath": installed, "failsToStart": true}, "")
+	if len(res.Errors) > 0 {
+		t.Errorf("errors in the stand-in for VS Code, with a missing bridge: %q", res.Errors)
+	}
+	vscodeErrorSays(t, res, `could not start "`+missing+`" (acpLspBridge.path in your settings): there is no such file`,
+		"Set acpLspBridge.path to the bridge's absolute path", "or remove it to use the bridge bundled with the extension")
+}
+
+// vscodeSaid fails the test unless the extension wrote a line containing text to its output
+// channel.
+func vscodeSaid(t *testing.T, res vscodeHostResult, text string) {
+	t.Helper()
+	if !slices.ContainsFunc(res.Channel, func(c [2]string) bool { return strings.Contains(c[1], text) }) {
+		t.Errorf("the output channel has no line with %q:\n%q", text, res.Channel)
+	}
+}
+
+// vscodeErrorSays fails the test unless one error message shown to the user says all of texts.
+func vscodeErrorSays(t *testing.T, res vscodeHostResult, texts ...string) {
+	t.Helper()
 	if !slices.ContainsFunc(res.Messages, func(m [2]string) bool {
-		return m[0] == "error" && strings.Contains(m[1], `could not start "`+missing+`"`) && strings.Contains(m[1], "acpLspBridge.path")
+		return m[0] == "error" && !slices.ContainsFunc(texts, func(s string) bool { return !strings.Contains(m[1], s) })
 	}) {
-		t.Errorf("no error naming the missing bridge and acpLspBridge.path: %q", res.Messages)
+		t.Errorf("no error message saying all of %q: %q", texts, res.Messages)
 	}
 }
 

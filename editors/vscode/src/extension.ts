@@ -2,9 +2,10 @@
 //
 // The client does the rest: textDocument/inlineCompletion (ghost text), code actions, and the
 // server's commands (acp-lsp-bridge.accept and the others, which vscode-languageclient registers
-// from executeCommandProvider). This file adds the settings, palette commands with the right
-// arguments, a restart when the settings change, and the two notifications that tell the bridge
-// what the editor shows: the focused file and every file's diagnostics.
+// from executeCommandProvider). This file adds the settings, the choice of the bridge (the user's
+// setting, else the one bundled in the platform's package, else PATH), palette commands with the
+// right arguments, a restart when the settings change, and the two notifications that tell the
+// bridge what the editor shows: the focused file and every file's diagnostics.
 
 import * as fs from 'fs';
 import * as os from 'os';
@@ -57,6 +58,7 @@ export const COMMANDS = {
 } as const;
 
 interface Settings {
+  /** acpLspBridge.path as the user set it; "" when not set. */
   path: string;
   agent: string[];
   logFile: string;
@@ -82,10 +84,10 @@ function setByWorkspace(config: vscode.WorkspaceConfiguration): string[] {
 function readSettings(): Settings {
   const config = vscode.workspace.getConfiguration(SECTION);
   const agent = userSetting<unknown>(config, 'agent', []);
-  const bridge = userSetting<unknown>(config, 'path', 'acp-lsp-bridge');
+  const bridge = userSetting<unknown>(config, 'path', '');
   const logFile = userSetting<unknown>(config, 'logFile', '');
   return {
-    path: (typeof bridge === 'string' && expandHome(bridge.trim())) || 'acp-lsp-bridge',
+    path: typeof bridge === 'string' ? expandHome(bridge.trim()) : '',
     agent: Array.isArray(agent) ? agent.filter((a): a is string => typeof a === 'string') : [],
     logFile: typeof logFile === 'string' ? expandHome(logFile.trim()) : '',
   };
@@ -111,11 +113,16 @@ function pathSettingsFile(): { where: string; open: string; command: string } {
   };
 }
 
+/** Whether command is a bare name, looked up on PATH, rather than a path. */
+function isBareName(command: string): boolean {
+  return !command.includes('/') && !(process.platform === 'win32' && command.includes('\\'));
+}
+
 /**
- * Why `command` cannot be started, or undefined when it can: an absolute or relative path must be
- * an executable file, a bare name must be one in a folder of PATH (as spawn looks it up).
+ * The file `command` names, or why it cannot be started: an absolute or relative path must be an
+ * executable file, a bare name must be one in a folder of PATH (as spawn looks it up).
  */
-function executableProblem(command: string): string | undefined {
+function findExecutable(command: string): { file: string } | { problem: string } {
   const env = process.env;
   const windows = process.platform === 'win32';
   const executable = (file: string): boolean => {
@@ -130,17 +137,142 @@ function executableProblem(command: string): string | undefined {
     }
   };
   const suffixes = windows ? ['', ...(env.PATHEXT ?? '.EXE;.CMD;.BAT;.COM').split(';').filter((e) => e !== '')] : [''];
-  if (command.includes('/') || (windows && command.includes('\\'))) {
-    if (suffixes.some((e) => executable(command + e))) {
-      return undefined;
+  if (!isBareName(command)) {
+    const e = suffixes.find((e) => executable(command + e));
+    if (e !== undefined) {
+      return { file: command + e };
     }
-    return fs.existsSync(command) ? 'it is not an executable file' : 'there is no such file';
+    return { problem: fs.existsSync(command) ? 'it is not an executable file' : 'there is no such file' };
   }
-  const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter((d) => d !== '');
-  if (dirs.some((d) => suffixes.some((e) => executable(path.join(d, command + e))))) {
+  for (const d of (env.PATH ?? env.Path ?? '').split(path.delimiter).filter((d) => d !== '')) {
+    const e = suffixes.find((e) => executable(path.join(d, command + e)));
+    if (e !== undefined) {
+      return { file: path.join(d, command + e) };
+    }
+  }
+  return { problem: 'it is not on PATH' };
+}
+
+/** The folder the extension is installed in (context.extensionPath), set when it activates. */
+let extensionPath: string | undefined;
+
+/** The name of the bridge's executable on this platform. */
+const BRIDGE_EXE = process.platform === 'win32' ? 'acp-lsp-bridge.exe' : 'acp-lsp-bridge';
+
+/**
+ * The bridge bundled with the extension, when this is a platform's package (`make vsix` puts the
+ * bridge built for that platform in bin/), else undefined.
+ */
+function bundledBridge(): string | undefined {
+  if (extensionPath === undefined) {
     return undefined;
   }
-  return 'it is not on PATH';
+  const file = path.join(extensionPath, 'bin', BRIDGE_EXE);
+  return fs.existsSync(file) ? file : undefined;
+}
+
+/** Where the bridge to start comes from, in this order: the user's setting, the package, PATH. */
+type Bridge =
+  | { from: 'settings'; command: string; bundled: string | undefined }
+  | { from: 'bundled'; command: string }
+  | { from: 'path'; command: string };
+
+function chooseBridge(settings: Settings): Bridge {
+  const bundled = bundledBridge();
+  if (settings.path !== '') {
+    return { from: 'settings', command: settings.path, bundled };
+  }
+  if (bundled !== undefined) {
+    return { from: 'bundled', command: bundled };
+  }
+  return { from: 'path', command: 'acp-lsp-bridge' };
+}
+
+/** Why the bridge is the one it is, for the output channel. */
+function describeBridge(bridge: Bridge, file: string): string {
+  switch (bridge.from) {
+    case 'settings':
+      return isBareName(bridge.command)
+        ? `using the bridge from your settings: ${file} (${SECTION}.path is "${bridge.command}", found on PATH)`
+        : `using the bridge from your settings: ${file} (${SECTION}.path)`;
+    case 'bundled':
+      return `using the bridge bundled with the extension: ${file} (${SECTION}.path is not set)`;
+    case 'path':
+      return `using the bridge on PATH: ${file} (${SECTION}.path is not set, and no bridge is bundled with the extension)`;
+  }
+}
+
+/**
+ * The platform an executable is built for, as VS Code names platforms (Node's platform-arch), read
+ * from its header (ELF, Mach-O or PE: what `make vsix` bundles); undefined when it is none of these.
+ */
+function builtFor(file: string): string | undefined {
+  const head = Buffer.alloc(4096);
+  let n: number;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      n = fs.readSync(fd, head, 0, head.length, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const arch = (m: number, x64: number, arm64: number): string | undefined => (m === x64 ? 'x64' : m === arm64 ? 'arm64' : undefined);
+  let os: string, a: string | undefined;
+  if (n >= 20 && head.readUInt32BE(0) === 0x7f454c46) {
+    [os, a] = ['linux', arch(head.readUInt16LE(18), 62, 183)]; // EM_X86_64, EM_AARCH64
+  } else if (n >= 8 && head.readUInt32LE(0) === 0xfeedfacf) {
+    [os, a] = ['darwin', arch(head.readUInt32LE(4), 0x01000007, 0x0100000c)]; // CPU_TYPE_X86_64, CPU_TYPE_ARM64
+  } else if (n >= 0x40 && head.toString('latin1', 0, 2) === 'MZ') {
+    const pe = head.readUInt32LE(0x3c);
+    if (pe + 6 > n || head.toString('latin1', pe, pe + 4) !== 'PE\0\0') {
+      return undefined;
+    }
+    [os, a] = ['win32', arch(head.readUInt16LE(pe + 4), 0x8664, 0xaa64)]; // IMAGE_FILE_MACHINE_AMD64, _ARM64
+  } else {
+    return undefined;
+  }
+  return a === undefined ? `${os} (another processor)` : `${os}-${a}`;
+}
+
+/**
+ * Why the bundled bridge cannot run here, when its package was made for another platform: VS Code
+ * installs such a package without complaint, and on Linux spawn would run a foreign executable
+ * with /bin/sh (its fallback for ENOEXEC). Another processor is let be on macOS and Windows, which
+ * may run it through Rosetta or emulation.
+ */
+function otherPlatform(file: string): string | undefined {
+  const here = `${process.platform}-${process.arch}`;
+  const built = builtFor(file);
+  if (built === undefined || built === here || (process.platform !== 'linux' && built.startsWith(`${process.platform}-`))) {
+    return undefined;
+  }
+  return `it is built for ${built}, not for this machine (${here})`;
+}
+
+/**
+ * Makes the bundled bridge executable if it is not: VS Code unpacks a package without the files'
+ * modes on some platforms. Returns why it cannot be, or undefined.
+ */
+function makeExecutable(file: string): string | undefined {
+  if (process.platform === 'win32') {
+    return undefined;
+  }
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return undefined;
+  } catch {
+    // not executable (yet)
+  }
+  try {
+    fs.chmodSync(file, 0o755);
+    output?.info(`made ${file} executable: the extension's package was unpacked without the file's mode`);
+    return undefined;
+  } catch (err) {
+    return `it is not executable, and making it so failed (${String(err)})`;
+  }
 }
 
 function expandHome(p: string): string {
@@ -182,15 +314,30 @@ function serialize(step: () => Promise<void>): Promise<void> {
   return queue;
 }
 
-/** Tells the user that the bridge could not be started, which path was tried, and where to set it. */
-function cannotStart(command: string, why: string): void {
+/**
+ * Tells the user that the bridge could not be started: which one was tried and where it came from,
+ * why, and what to do about it, with a button that opens the settings file for acpLspBridge.path.
+ */
+function cannotStart(bridge: Bridge, why: string): void {
   const file = pathSettingsFile();
-  output?.error(`could not start ${command}: ${why}`);
+  const setting = `${SECTION}.path to the bridge's absolute path in your ${file.where}`;
+  // The platform's package, named as `make vsix` names it: VS Code's platforms are Node's.
+  const vsix = `acp-lsp-bridge-${process.platform}-${process.arch}-….vsix`;
+  let text: string;
+  switch (bridge.from) {
+    case 'settings':
+      text = `could not start "${bridge.command}" (${SECTION}.path in your settings): ${why}. Set ${setting}${bridge.bundled !== undefined ? ', or remove it to use the bridge bundled with the extension' : ''}.`;
+      break;
+    case 'bundled':
+      text = `could not start "${bridge.command}" (bundled with the extension): ${why}. Install the extension's package for this platform (${vsix}), or set ${setting}.`;
+      break;
+    case 'path':
+      text = `could not start "${bridge.command}": ${why}, and no bridge is bundled with the extension (${SECTION}.path is not set). Install the extension's package for this platform (${vsix}), put acp-lsp-bridge on PATH, or set ${setting}.`;
+      break;
+  }
+  output?.error(text);
   void vscode.window
-    .showErrorMessage(
-      `acp-lsp-bridge: could not start "${command}": ${why}. Set ${SECTION}.path to the bridge's absolute path in your ${file.where}.`,
-      file.open,
-    )
+    .showErrorMessage(`acp-lsp-bridge: ${text}`, file.open)
     .then((choice) => {
       if (choice === file.open) {
         void vscode.commands.executeCommand(file.command);
@@ -218,14 +365,17 @@ async function start(): Promise<void> {
   started = settings;
   warnIgnored(setByWorkspace(vscode.workspace.getConfiguration(SECTION)));
   const args = bridgeArgs(settings);
-  output?.info(`starting ${[settings.path, ...args].join(' ')}`);
-  const problem = executableProblem(settings.path);
-  if (problem !== undefined) {
+  const bridge = chooseBridge(settings);
+  const unusable = bridge.from === 'bundled' ? (otherPlatform(bridge.command) ?? makeExecutable(bridge.command)) : undefined;
+  const found = unusable === undefined ? findExecutable(bridge.command) : { problem: unusable };
+  if ('problem' in found) {
     client = undefined;
-    cannotStart(settings.path, problem);
+    cannotStart(bridge, found.problem);
     return;
   }
-  const serverOptions: ServerOptions = { command: settings.path, args };
+  output?.info(describeBridge(bridge, found.file));
+  output?.info(`starting ${[bridge.command, ...args].join(' ')}`);
+  const serverOptions: ServerOptions = { command: bridge.command, args };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
     outputChannel: output,
@@ -235,7 +385,7 @@ async function start(): Promise<void> {
   try {
     await c.start();
   } catch (err) {
-    cannotStart(settings.path, String(err));
+    cannotStart(bridge, String(err));
     return;
   }
   // What the editor shows now: the focused file, and the diagnostics of every open file.
@@ -393,6 +543,7 @@ async function dismiss(): Promise<void> {
 }
 
 export function activate(context: vscode.ExtensionContext): void {
+  extensionPath = context.extensionPath;
   output = vscode.window.createOutputChannel('acp-lsp-bridge', { log: true });
   context.subscriptions.push(
     output,

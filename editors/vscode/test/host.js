@@ -6,12 +6,14 @@
 // It loads out/extension.js with a fake `vscode` module: settings, commands, an output channel and
 // message boxes are recorded; every other API is an inert stub. The real vscode-languageclient then
 // starts the real bridge. scenario.settings are the User settings, scenario.workspaceSettings (if
-// any) a workspace's. The scenario activates the extension with scenario.settings, waits for the
-// bridge's "is ready" log message, runs the palette commands of scenario.run ({command, waitFor?}:
-// waits for a message containing waitFor after each), changes the settings to scenario.changed (the
-// extension restarts the bridge), waits for the new bridge, deactivates, and prints what it
-// recorded as one JSON object. With scenario.failsToStart it only waits for the extension to say that
-// the bridge could not start.
+// any) a workspace's; scenario.extensionPath (default: this folder) is where the extension is
+// installed, so where its bundled bridge is looked for (bin/acp-lsp-bridge), and scenario.env is
+// added to the environment (PATH, say). The scenario activates the extension with
+// scenario.settings, waits for the bridge's "is ready" log message, runs the palette commands of
+// scenario.run ({command, waitFor?}: waits for a message containing waitFor after each), changes
+// the settings to scenario.changed (the extension restarts the bridge), waits for the new bridge,
+// deactivates, and prints what it recorded as one JSON object. With scenario.failsToStart it only
+// waits for the extension to say that the bridge could not start.
 'use strict';
 
 const fs = require('fs');
@@ -20,6 +22,7 @@ const path = require('path');
 
 const scenario = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 let settings = scenario.settings;
+Object.assign(process.env, scenario.env || {});
 
 // scenario.document {path, languageId, text, cursor: {line, character}}: an open file, in the
 // active editor with the cursor at `cursor` (VS Code's utf-16 columns).
@@ -177,7 +180,7 @@ const mark = () => ({ channel: record.channel.length, messages: record.messages.
 
 async function main() {
   const ext = require(path.join(__dirname, '..', 'out', 'extension.js'));
-  const context = { subscriptions: [] };
+  const context = { subscriptions: [], extensionPath: scenario.extensionPath || path.join(__dirname, '..') };
   const start = mark();
   ext.activate(context);
   if (scenario.failsToStart) {
