@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,24 +19,29 @@ import (
 	"time"
 )
 
-// TestVSCodeReal installs the extension in editors/vscode, packaged as a .vsix the way its README
-// says, into a real VS Code (code-server, VS Code 1.100 in the browser) and uses it through
-// headless Chromium the way a user does: keys, the command palette, the buttons of notifications.
-// It checks what the user sees (the notifications, the ghost text, the editor's lines, the squiggles)
-// and what the scripted agent heard. One VS Code session runs every check, in this order:
+// TestVSCodeReal installs the extension in editors/vscode, packaged for this platform as `make
+// vsix` packages it (the bridge inside), into a real VS Code (code-server, VS Code 1.100 in the
+// browser) and uses it through headless Chromium the way a user does: keys, the command palette,
+// the buttons of notifications. It checks what the user sees (the notifications, the ghost text,
+// the editor's lines, the squiggles, the output channel) and what the scripted agent heard. One VS
+// Code session runs every check, in this order:
 //
-//   - The settings go where the README says: the agent and the log file in the User settings, the
-//     bridge's path in the Remote settings (code-server is a remote window), and a workspace whose
-//     .vscode/settings.json names other programs for all three.
-//   - The bridge's path is not set yet: a notification names the path it tried ("acp-lsp-bridge")
-//     and where to set it; its button opens the Remote settings, where the test pastes the path and
-//     saves; the bridge starts. The workspace's settings are ignored, and the user is told so.
+//   - The settings go where the README says: the agent and the log file in the User settings, and
+//     a workspace whose .vscode/settings.json names other programs for the bridge, the agent and
+//     the log file. acpLspBridge.path is not set, and no acp-lsp-bridge is on PATH.
+//   - The bridge bundled with the extension starts (the output channel says so, and the bridge's
+//     log has the version it was stamped with). The workspace's settings are ignored, and the
+//     user is told so.
 //   - Ghost text from the agent as the user types, Tab accepts it (the agent hears nes/accept);
 //     Shift+Alt+Enter and the palette's Dismiss (nes/reject "rejected"); Suggest the next edit now
 //     and the notification's Apply; Sign in; Restart the agent.
 //   - Focus and diagnostics: switching files sends acp-lsp-bridge/didFocus with the visible lines,
 //     and the JSON language service's error for a broken JSON file reaches nes/suggest's context
 //     until the file is fixed.
+//   - A bridge of the user's own, in the Remote settings (code-server is a remote window): first a
+//     path that is not there, and a notification names it and where to set it; its button opens
+//     the Remote settings, where the test pastes the right path and saves; that bridge starts, and
+//     the output channel says it is the one from the settings.
 //   - Settings in a remote window: an unrelated User setting is saved, Restart the bridge, and the ghost text is back.
 //
 // Screenshots of a failed step are kept (their folder is logged).
@@ -45,13 +51,14 @@ func TestVSCodeReal(t *testing.T) {
 	if codeServer == "" || chromium == "" || tools == "" {
 		skipWithoutPeer(t, `CODE_SERVER, CHROMIUM and VSCODE_TOOLS are not set (eval "$(PEERS_VSCODE=1 ../shared/tools/install-test-peers.sh)")`)
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		skipWithoutPeer(t, "npm is not on PATH")
-	}
+	vscodeVSIXPeers(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		skipWithoutPeer(t, "node is not on PATH")
+	}
+	target := vscodeTarget(runtime.GOOS, runtime.GOARCH)
+	if target == "" {
+		t.Fatalf("no VS Code package is made for %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	begin := time.Now()
 	phase := begin
@@ -62,8 +69,16 @@ func TestVSCodeReal(t *testing.T) {
 
 	bridge, agent := binaries(t)
 	work := t.TempDir()
-	vsix := vscodePackage(t, npm, filepath.Join(tools, ".bin", "vsce"))
-	lap("npm ci, compile, vsce package")
+	// This platform's package, as `make vsix` makes it; the version as `git describe` says it in a
+	// checkout with changes, which is not semver: the extension's version is package.json's with it
+	// appended.
+	const version = "0a1b2c3-dirty"
+	man, _ := readVSCodeExtension(t, filepath.Join(moduleRoot(t), "editors", "vscode"))
+	extVersion := man.Version + "-dev-" + version
+	pkg := t.TempDir()
+	vscodeVSIX(t, version, filepath.Join(pkg, "bin"), filepath.Join(pkg, "vscode"), target)
+	vsix := filepath.Join(pkg, "vscode", "acp-lsp-bridge-"+target+"-"+extVersion+".vsix")
+	lap("tools/vsix.sh: the bridge, npm ci, compile, vsce package")
 
 	// The workspace: a Go file for the ghost text, a broken JSON file for the diagnostics, and
 	// settings that try to choose what runs.
@@ -112,6 +127,13 @@ func TestVSCodeReal(t *testing.T) {
 
 	cs := startCodeServer(t, codeServer, work, ud, vsix, ws)
 	lap("code-server installs the extension and listens")
+	installed, _ := filepath.Glob(filepath.Join(work, "extensions", "*", "bin", "acp-lsp-bridge"))
+	if len(installed) != 1 || !strings.Contains(installed[0], "acp-lsp-bridge-"+extVersion) {
+		t.Fatalf("the installed extension's bridge: %q, want one, in the folder of version %s", installed, extVersion)
+	}
+	if fi, err := os.Stat(installed[0]); err == nil {
+		t.Logf("the bundled bridge as VS Code unpacked it: %s %v", installed[0], fi.Mode())
+	}
 	shots := keptDir(t, "acp-lsp-bridge-vscode-shots-")
 	d := startVSCodeDriver(t, node, cs.url+"/?folder="+ws, filepath.Join(work, "chromium"), shots)
 	// agentHeard waits until the agent's log satisfies cond; should the workspace's settings have
@@ -153,39 +175,34 @@ func TestVSCodeReal(t *testing.T) {
 	d.do(map[string]any{"op": "load"})
 	lap("the workbench loads")
 
-	// No bridge path yet: the user is told which path was tried and where to set it. The
-	// workspace's settings did not choose the bridge (machine scope: VS Code drops it), and its
+	// No bridge path set: the bundled bridge starts, and the output channel says why it is that one.
+	// The workspace's settings did not choose the bridge (machine scope: VS Code drops it), and its
 	// agent and log file are refused with a warning.
 	var toast struct {
 		Message string   `json:"message"`
 		Buttons []string `json:"buttons"`
 	}
-	d.decode(map[string]any{"op": "toast", "contains": "could not start"}, &toast)
-	for _, w := range []string{`could not start "acp-lsp-bridge": it is not on PATH`, "acpLspBridge.path", "Remote settings (Preferences: Open Remote Settings (JSON))"} {
-		if !strings.Contains(toast.Message, w) {
-			t.Errorf("the notification %q does not say %q", toast.Message, w)
-		}
-	}
-	if !slices.Equal(toast.Buttons, []string{"Open Remote Settings (JSON)"}) {
-		t.Errorf("the notification's buttons: %q", toast.Buttons)
-	}
 	d.decode(map[string]any{"op": "toast", "contains": "this workspace's settings"}, &toast)
 	if want := "set acpLspBridge.agent, acpLspBridge.logFile: ignored"; !strings.Contains(toast.Message, want) {
 		t.Errorf("the warning %q does not say %q", toast.Message, want)
 	}
-	d.do(map[string]any{"op": "click", "contains": "could not start", "button": "Open Remote Settings (JSON)"})
-	remoteSettings := filepath.Join(ud, "Machine", "settings.json")
-	d.do(map[string]any{"op": "editor", "path": remoteSettings})
-	d.do(map[string]any{"op": "replaceAll", "text": mustJSON(t, map[string]string{"acpLspBridge.path": bridge})})
-	d.do(map[string]any{"op": "press", "keys": []string{"Control+s"}})
-	waitCond(t, "the Remote settings file to name the bridge", func() (string, bool) {
-		var s map[string]any
-		b, _ := os.ReadFile(remoteSettings)
-		return string(b), json.Unmarshal(b, &s) == nil && s["acpLspBridge.path"] == bridge
-	})
-	agentHeard("nes/start from the first bridge", func(m []map[string]any) bool { return len(starts(m)) == 1 })
+	agentHeard("nes/start from the bundled bridge", func(m []map[string]any) bool { return len(starts(m)) == 1 })
+	outputSays(t, work, "using the bridge bundled with the extension: "+installed[0]+" (acpLspBridge.path is not set)")
+	noStartErrors := func(when string) {
+		t.Helper()
+		var shown []struct {
+			Message string `json:"message"`
+		}
+		d.decode(map[string]any{"op": "toasts"}, &shown)
+		for _, s := range shown {
+			if strings.Contains(s.Message, "could not start") {
+				t.Errorf("%s: %q", when, s.Message)
+			}
+		}
+	}
+	noStartErrors("with the bundled bridge")
 	d.do(map[string]any{"op": "clearToasts"})
-	lap("the bridge's path set in the Remote settings; the bridge and the agent start")
+	lap("the bundled bridge and the agent start")
 
 	// Ghost text, accepted with Tab.
 	d.do(map[string]any{"op": "open", "name": "a.go"})
@@ -300,6 +317,40 @@ func TestVSCodeReal(t *testing.T) {
 	d.do(map[string]any{"op": "clearToasts"})
 	lap("focus and diagnostics")
 
+	// A bridge of the user's own, set where the README says: the Remote settings. First a path that
+	// is not there: the user is told which path was tried and where to set it, and the button opens
+	// that file; then the right path, and that bridge starts.
+	remoteSettings := filepath.Join(ud, "Machine", "settings.json")
+	missing := filepath.Join(work, "no-such-bridge")
+	d.do(map[string]any{"op": "palette", "title": "Preferences: Open Remote Settings (JSON)", "prefix": true})
+	d.do(map[string]any{"op": "editor", "path": remoteSettings})
+	d.do(map[string]any{"op": "replaceAll", "text": mustJSON(t, map[string]string{"acpLspBridge.path": missing})})
+	d.do(map[string]any{"op": "press", "keys": []string{"Control+s"}})
+	d.decode(map[string]any{"op": "toast", "contains": "could not start"}, &toast)
+	for _, w := range []string{`could not start "` + missing + `" (acpLspBridge.path in your settings): there is no such file`,
+		"Remote settings (Preferences: Open Remote Settings (JSON))", "or remove it to use the bridge bundled with the extension"} {
+		if !strings.Contains(toast.Message, w) {
+			t.Errorf("the notification %q does not say %q", toast.Message, w)
+		}
+	}
+	if !slices.Equal(toast.Buttons, []string{"Open Remote Settings (JSON)"}) {
+		t.Errorf("the notification's buttons: %q", toast.Buttons)
+	}
+	d.do(map[string]any{"op": "open", "name": "a.go"})
+	d.do(map[string]any{"op": "click", "contains": "could not start", "button": "Open Remote Settings (JSON)"})
+	d.do(map[string]any{"op": "editor", "path": remoteSettings})
+	d.do(map[string]any{"op": "replaceAll", "text": mustJSON(t, map[string]string{"acpLspBridge.path": bridge})})
+	d.do(map[string]any{"op": "press", "keys": []string{"Control+s"}})
+	waitCond(t, "the Remote settings file to name the bridge", func() (string, bool) {
+		var s map[string]any
+		b, _ := os.ReadFile(remoteSettings)
+		return string(b), json.Unmarshal(b, &s) == nil && s["acpLspBridge.path"] == bridge
+	})
+	agentHeard("nes/start from the bridge in the Remote settings", func(m []map[string]any) bool { return len(starts(m)) == 3 })
+	outputSays(t, work, "using the bridge from your settings: "+bridge+" (acpLspBridge.path)")
+	d.do(map[string]any{"op": "clearToasts"})
+	lap("a bridge of the user's own: a wrong path, the notification's button, the right path")
+
 	// Settings in a remote window: save an unrelated User setting, restart the bridge, and the ghost text is back.
 	d.do(map[string]any{"op": "palette", "title": "Preferences: Open User Settings (JSON)"})
 	userFile := filepath.Join(ud, "User", "settings.json")
@@ -313,16 +364,8 @@ func TestVSCodeReal(t *testing.T) {
 		return string(b), json.Unmarshal(b, &s) == nil && s["editor.fontSize"] == 15.0
 	})
 	d.do(map[string]any{"op": "palette", "title": "acp-lsp-bridge: Restart the bridge"})
-	agentHeard("the agent of a second bridge", func(m []map[string]any) bool { return len(inits(m)) == 3 && len(starts(m)) == 3 })
-	var shown []struct {
-		Message string `json:"message"`
-	}
-	d.decode(map[string]any{"op": "toasts"}, &shown)
-	for _, s := range shown {
-		if strings.Contains(s.Message, "could not start") {
-			t.Errorf("after saving the User settings and restarting: %q", s.Message)
-		}
-	}
+	agentHeard("the agent of a third bridge", func(m []map[string]any) bool { return len(inits(m)) == 4 && len(starts(m)) == 4 })
+	noStartErrors("after saving the User settings and restarting")
 	d.do(map[string]any{"op": "open", "name": "a.go"})
 	d.do(map[string]any{"op": "goto", "line": 6})
 	d.do(map[string]any{"op": "press", "keys": []string{"End"}})
@@ -335,19 +378,23 @@ func TestVSCodeReal(t *testing.T) {
 	agentHeard("nes/accept from the restarted bridge", func(m []map[string]any) bool { return len(accepts(m)) == 3 })
 	lap("remote-window settings: a User setting saved, the bridge restarted, ghost text again")
 
-	// What ran: two bridges (the first start failed before any), each with the User settings' agent
-	// and log file; nothing the workspace named.
-	var bridgeStarts, agentCmds []string
+	// What ran: three bridges (the missing one never started), the bundled one (stamped with the
+	// package's version) then the tests' own twice, each with the User settings' agent and log
+	// file; nothing the workspace named.
+	var bridgeVersions, agentCmds []string
 	for _, e := range vscodeBridgeLog(t, bridgeLog) {
 		switch e["message"] {
 		case "acp-lsp-bridge starting":
-			bridgeStarts = append(bridgeStarts, fmt.Sprint(e["time"]))
+			bridgeVersions = append(bridgeVersions, fmt.Sprint(e["version"]))
 		case "agent started":
 			agentCmds = append(agentCmds, fmt.Sprint(e["command"]))
 		}
 	}
-	if len(bridgeStarts) != 2 || len(agentCmds) != 3 || slices.ContainsFunc(agentCmds, func(c string) bool { return c != strings.Join(agentCmd, " ") }) {
-		t.Errorf("bridges started at %v; agents started: %q, want 3 times %q", bridgeStarts, agentCmds, strings.Join(agentCmd, " "))
+	if len(bridgeVersions) != 3 || bridgeVersions[0] != version || bridgeVersions[1] == version || bridgeVersions[2] == version {
+		t.Errorf("the versions of the bridges started: %q, want %q (bundled) then the tests' own twice", bridgeVersions, version)
+	}
+	if len(agentCmds) != 4 || slices.ContainsFunc(agentCmds, func(c string) bool { return c != strings.Join(agentCmd, " ") }) {
+		t.Errorf("agents started: %q, want 4 times %q", agentCmds, strings.Join(agentCmd, " "))
 	}
 	for _, f := range []string{trapRan, trapLog} {
 		if b, err := os.ReadFile(f); err == nil {
@@ -400,14 +447,22 @@ func diagnosticsOf(p map[string]any) []vscodeDiagnostic {
 	return s.Context.Diagnostics
 }
 
-// vscodePackage builds the extension and packages it with vsce, as its README says; it returns
-// the .vsix file.
-func vscodePackage(t *testing.T, npm, vsce string) string {
+// outputSays waits until the extension's output channel (its log file, as VS Code writes it under
+// the session's logs) has a line containing text.
+func outputSays(t *testing.T, work, text string) {
 	t.Helper()
-	dir := vscodeBuild(t, npm)
-	vsix := filepath.Join(t.TempDir(), "acp-lsp-bridge.vsix")
-	runIn(t, dir, 3*time.Minute, vsce, "package", "--allow-missing-repository", "--skip-license", "--out", vsix)
-	return vsix
+	waitCond(t, "the acp-lsp-bridge output channel to say "+text, func() (map[string]string, bool) {
+		seen, found := map[string]string{}, false
+		_ = filepath.WalkDir(work, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() == "acp-lsp-bridge.log" {
+				b, _ := os.ReadFile(path)
+				seen[path] = tail(b, 2000)
+				found = found || strings.Contains(string(b), text)
+			}
+			return nil
+		})
+		return seen, found
+	})
 }
 
 type codeServerProc struct {
@@ -420,7 +475,7 @@ type codeServerProc struct {
 
 // startCodeServer installs vsix and starts code-server on a free loopback port, without
 // authentication, with its own user data, extensions, config and temporary folders, and with no
-// acp-lsp-bridge on PATH (the extension's default must fail to start).
+// acp-lsp-bridge on PATH (the extension must use the bridge it bundles).
 func startCodeServer(t *testing.T, codeServer, work, ud, vsix, folder string) *codeServerProc {
 	t.Helper()
 	exts := filepath.Join(work, "extensions")

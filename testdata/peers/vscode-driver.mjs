@@ -23,6 +23,8 @@
 //   {"op":"replaceAll","text":"..."}       replace the active editor's text: Ctrl+A, then paste text
 //                                          (pasted, not typed, so that no bracket or quote is auto-closed)
 //   {"op":"palette","title":"..."}         F1, type the command's title, run the command of that title
+//                                          ("prefix":true: whose title starts so, for titles that end
+//                                          with the remote's name, such as Open Remote Settings)
 //   {"op":"ghost","text":"o(x)"}           wait until the active editor shows exactly this ghost text
 //   {"op":"noGhost"}                       wait until the active editor shows no ghost text
 //   {"op":"lines"}                         the active editor's rendered lines, top to bottom
@@ -154,19 +156,22 @@ async function editorFocused() {
   return page.evaluate((sel) => !!document.activeElement?.closest(sel) && document.activeElement.tagName === 'TEXTAREA', EDITOR);
 }
 
-async function palette(title, timeoutMs) {
+async function palette(title, prefix, timeoutMs) {
   // F1 opens the command palette with the ">" prefix; the title then filters the list.
   await quickInput('F1', 'the command palette', timeoutMs);
   await page.keyboard.type(title);
-  // Wait until the focused (first) row is exactly the command, then run it.
+  // Wait until the focused (first) row is the command, then run it.
   await until(
     `the command ${JSON.stringify(title)} in the palette`,
     () =>
-      page.evaluate((title) => {
-        const row = document.querySelector('.quick-input-list .monaco-list-row.focused');
-        const label = row?.querySelector('.label-name')?.textContent ?? '';
-        return label.replace(/\u00a0/g, ' ').trim() === title;
-      }, title),
+      page.evaluate(
+        ({ title, prefix }) => {
+          const row = document.querySelector('.quick-input-list .monaco-list-row.focused');
+          const label = (row?.querySelector('.label-name')?.textContent ?? '').replace(/\u00a0/g, ' ').trim();
+          return prefix ? label.startsWith(title) : label === title;
+        },
+        { title, prefix },
+      ),
     timeoutMs,
   );
   await page.keyboard.press('Enter');
@@ -239,7 +244,7 @@ async function step(s) {
       await page.keyboard.press('Control+v');
       return null;
     case 'palette':
-      await palette(s.title, timeoutMs);
+      await palette(s.title, !!s.prefix, timeoutMs);
       return null;
     case 'ghost':
       return until(`the ghost text ${JSON.stringify(s.text)} (now ${JSON.stringify(await ghostText())})`, async () => (await ghostText()) === s.text && s.text, timeoutMs);
@@ -279,7 +284,7 @@ async function step(s) {
       return null;
     }
     case 'clearToasts':
-      await palette('Notifications: Clear All Notifications', timeoutMs);
+      await palette('Notifications: Clear All Notifications', false, timeoutMs);
       await until('no notifications', async () => (await toasts()).length === 0, timeoutMs);
       return null;
     case 'activeTab':
