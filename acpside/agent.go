@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +50,9 @@ type Options struct {
 	// exit, the faults on its wire), for a program that reports on the agent (doctor) rather than
 	// reading the log. It must not block.
 	Events func(Event)
+	// Prompts, when set, keeps an agent without Next Edit Suggestions and asks it for suggestions
+	// through an ACP session instead (PromptOptions); without it, Initialize returns ErrNoNES.
+	Prompts *PromptOptions
 	// StuckAfter is how long the agent may read nothing of what waits for it before it is
 	// treated as stuck and ended (its process killed; the caller sees it end, with Stuck saying
 	// why); 0 means DefaultStuckAfter.
@@ -165,6 +169,12 @@ type Agent struct {
 	session acp.SessionId
 	closed  bool
 	stuck   string // why the bridge ended a stuck agent
+
+	// For an agent prompted for suggestions (PromptOptions): the in-process NES agent's
+	// connection, its input, and the prompter it asks.
+	front   *acp.Connection
+	frontIn io.Closer
+	prompts *prompter
 }
 
 // Start starts the agent command and connects to it.
@@ -199,6 +209,9 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	for _, m := range opts.Notifications {
 		a.tap.notifications[m] = true
 	}
+	// A prompted agent streams its answers in session/update (prompts.go); any other agent's are
+	// dropped quietly below.
+	a.tap.notifications[acp.ClientMethodSessionUpdate] = true
 	pr, pw := io.Pipe()
 	go a.tap.pump(r, pw)
 	inner := opts.Handler
@@ -210,6 +223,13 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	// The SDK answers a request the bridge does not implement without a word: log it, once per
 	// method.
 	handler := func(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+		if p := a.prompter(); p != nil {
+			if res, err, ok := p.handle(method, params); ok {
+				return res, err
+			}
+		} else if method == acp.ClientMethodSessionUpdate && !slices.Contains(opts.Notifications, method) {
+			return nil, nil // no session of the bridge's: nothing to update
+		}
 		res, err := inner(ctx, method, params)
 		if err != nil && err.Code == acp.NewMethodNotFound("").Code {
 			a.tap.faults.note(zerolog.WarnLevel, FaultUnknownRequest, method, "the agent sent a request the bridge does not implement; answered method not found", nil)
@@ -313,9 +333,52 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 		a.enc = k
 	}
 	nesCaps := resp.AgentCapabilities.Nes
+	if nesCaps == nil && a.opts.Prompts != nil {
+		// Asked through prompts: the in-process NES agent in front says what it wants.
+		a.mu.Unlock()
+		err := a.initializeFront(ctx, req)
+		a.mu.Lock()
+		if err != nil {
+			return &resp, err
+		}
+		return &resp, nil
+	}
 	if nesCaps == nil {
 		return &resp, ErrNoNES
 	}
+	a.adopt(nesCaps)
+	return &resp, nil
+}
+
+// initializeFront starts the in-process NES agent for a prompted agent and initializes it with
+// the request the agent had; what it answers (encoding, events, context) is what the bridge
+// follows.
+func (a *Agent) initializeFront(ctx context.Context, req acp.InitializeRequest) error {
+	if err := a.startFront(newPrompter(a, *a.opts.Prompts)); err != nil {
+		return err
+	}
+	resp, err := acp.SendRequest[acp.InitializeResponse](a.nesConn(), ctx, acp.AgentMethodInitialize, req)
+	if err != nil {
+		return fmt.Errorf("initialize (prompts): %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.enc = encoding.UTF16
+	if pe := resp.AgentCapabilities.PositionEncoding; pe != nil {
+		if k, ok := encoding.ParseKind(string(*pe)); ok {
+			a.enc = k
+		}
+	}
+	if resp.AgentCapabilities.Nes == nil {
+		return errors.New("initialize (prompts): no nes capability")
+	}
+	a.adopt(resp.AgentCapabilities.Nes)
+	return nil
+}
+
+// adopt records the document events and the suggestion context an NES agent asked for. a.mu is
+// held.
+func (a *Agent) adopt(nesCaps *acp.NesCapabilities) {
 	a.context = ContextWanted{}
 	if c := nesCaps.Context; c != nil {
 		a.context = ContextWanted{
@@ -345,7 +408,6 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 			FullSync:  d.DidChange != nil && d.DidChange.SyncKind == acp.TextDocumentSyncKindFull,
 		}
 	}
-	return &resp, nil
 }
 
 // initializeParams adds what the SDK's types cannot say yet: clientCapabilities.workspace of the
@@ -407,7 +469,18 @@ func (a *Agent) Context() ContextWanted {
 
 // StartNES starts the NES session.
 func (a *Agent) StartNES(ctx context.Context, req acp.UnstableStartNesRequest) error {
-	resp, err := acp.SendRequest[acp.UnstableStartNesResponse](a.conn, ctx, acp.AgentMethodNesStart, req)
+	if p := a.prompter(); p != nil {
+		// The session prompts go to comes first: an agent that wants the user to sign in says so
+		// here, and the sign-in dialog calls StartNES again.
+		if err := p.open(ctx); err != nil {
+			var re *acp.RequestError
+			if errors.As(err, &re) && re.Code == acp.NewMethodNotFound("").Code {
+				return fmt.Errorf("%w, nor sessions to ask it through prompts (%v)", ErrNoNES, err)
+			}
+			return err
+		}
+	}
+	resp, err := acp.SendRequest[acp.UnstableStartNesResponse](a.nesConn(), ctx, acp.AgentMethodNesStart, req)
 	if err != nil {
 		return fmt.Errorf("nes/start: %w", err)
 	}
@@ -428,7 +501,7 @@ func (a *Agent) Session() acp.SessionId {
 }
 
 func (a *Agent) notify(ctx context.Context, method string, params any) error {
-	if err := a.conn.SendNotification(ctx, method, params); err != nil {
+	if err := a.nesConn().SendNotification(ctx, method, params); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
@@ -484,6 +557,9 @@ type suggestResult struct {
 // still sends for it go to Options.Late.
 func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, error) {
 	req.SessionId = a.Session()
+	if a.Prompted() {
+		return a.suggestFront(ctx, req)
+	}
 	reqCtx, cancel := context.WithCancel(context.Background())
 	idCh := make(chan string, 1)
 	resCh := make(chan suggestResult, 1)
@@ -543,6 +619,20 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 	}
 }
 
+// suggestFront asks the in-process NES agent of a prompted agent. When ctx ends first, its request
+// is cancelled, which cancels the prompt (session/cancel); a late answer is dropped: the prompt
+// it came from is over.
+func (a *Agent) suggestFront(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, error) {
+	raw, err := acp.SendRequest[json.RawMessage](a.nesConn(), ctx, acp.AgentMethodNesSuggest, req)
+	if ctx.Err() != nil {
+		return nil, ErrCancelled
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nes/suggest: %w", err)
+	}
+	return DecodeSuggestions(raw)
+}
+
 func (a *Agent) lateResult(raw []byte) {
 	sugs, err := DecodeSuggestions(raw)
 	if err != nil {
@@ -579,7 +669,21 @@ func (a *Agent) Close(ctx context.Context) {
 	}
 	a.closed = true
 	session := a.session
+	front, frontIn, prompts := a.front, a.frontIn, a.prompts
 	a.mu.Unlock()
+	if front != nil {
+		// The NES session is the in-process agent's; the agent itself had prompts only.
+		prompts.close()
+		if session != "" {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			if _, err := acp.SendRequest[acp.UnstableCloseNesResponse](front, cctx, acp.AgentMethodNesClose, acp.UnstableCloseNesRequest{SessionId: session}); err != nil {
+				a.log.Debug().Err(err).Msg("nes/close (prompts)")
+			}
+			cancel()
+		}
+		_ = frontIn.Close()
+		session = ""
+	}
 	// An agent that does not read its input would not read nes/close, nor see its input end.
 	stalled := a.queue.stalled(200 * time.Millisecond)
 	if session != "" && !stalled {

@@ -455,7 +455,8 @@ func TestDoctorUsage(t *testing.T) {
 			t.Errorf("--help lacks %q:\n%s", want, h.stdout)
 		}
 	}
-	for _, args := range [][]string{{}, {"--"}, {"--timeout", "-1s", "--", "x"}, {"--nope", "--", "x"}} {
+	// No agent named is not a usage error: the built-in agent is checked (TestDoctorBuiltinAgent).
+	for _, args := range [][]string{{"--timeout", "-1s", "--", "x"}, {"--nope", "--", "x"}, {"stray", "--", "x"}} {
 		r := runDoctor(t, dir, nil, args...)
 		if r.code != 2 || r.stdout != "" || r.stderr == "" {
 			t.Errorf("doctor %q: exit %d stdout %q stderr %q, want 2, nothing, a message", args, r.code, r.stdout, r.stderr)

@@ -38,12 +38,12 @@ func startNoNESAgent(t *testing.T, mode string, env map[string]string) (b *bridg
 // TestBinaryMessagesSayWhatToDo: what the editor shows when the agent cannot give suggestions,
 // through the real binary and agents on the official ACP SDK that behave as the popular agents do.
 func TestBinaryMessagesSayWhatToDo(t *testing.T) {
-	// An agent without NES (codex-acp, claude-agent-acp, gemini --acp today) that ignores its
-	// stdin's end and SIGTERM, as codex-acp's native binary does: the user is told, by the agent's
-	// title and with what to do, while the agent still runs (closing it takes seconds).
+	// An agent without NES and without sessions to prompt, that ignores its stdin's end and
+	// SIGTERM, as codex-acp's native binary does: the user is told, by the agent's title and with
+	// what to do, while the agent still runs (closing it takes seconds).
 	t.Run("no NES", func(t *testing.T) {
 		b, _, agentLog := startNoNESAgent(t, "chat", map[string]string{"NO_NES_AGENT_LINGER": "1"})
-		b.WaitMessage("No NES test agent does not offer Next Edit Suggestions, so there will be no suggestions.")
+		b.WaitMessage("No NES test agent does not offer Next Edit Suggestions, nor ACP sessions to ask it through prompts, so there will be no suggestions.")
 		pid := agentPID(t, agentLog)
 		if !processAlive(pid) {
 			t.Errorf("the agent (pid %d) was closed before the user was told", pid)

@@ -136,6 +136,12 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 			s.becomeReady(ctx, gen, agent, name)
 		}
 		return
+	case errors.Is(err, acpside.ErrNoNES):
+		s.agentFailed(ctx, gen, fmt.Sprintf("acp-lsp-bridge: %s does not offer Next Edit Suggestions, nor ACP sessions to ask it through prompts, so there will be no suggestions. "+
+			"For suggestions, remove the agent setting to use the bridge's built-in agent, use a model agent (`acp-lsp-bridge agent --model-url URL --model NAME`), "+
+			"or check another agent with `acp-lsp-bridge doctor -- COMMAND`.", name), err)
+		agent.Close(ctx)
+		return
 	case err != nil:
 		agent.Close(ctx)
 		s.agentFailed(ctx, gen, fmt.Sprintf("acp-lsp-bridge: %s refused to start a Next Edit Suggestions session: %v", name, err), err)
@@ -194,6 +200,9 @@ func (s *Server) becomeReady(ctx context.Context, gen uint64, agent *acpside.Age
 		sync = "full"
 	}
 	s.logMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: %s is ready (positions %s, document sync %s).", name, agent.Encoding(), sync))
+	if agent.Prompted() {
+		s.promptedReady(ctx, name)
+	}
 }
 
 func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
@@ -202,6 +211,7 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 	// The file system (fs.go) and the editor state (editorstate.go) are answered here.
 	opts.Handler = s.agentRequest
 	opts.StuckAfter = s.cfg.StuckAfter
+	opts.Prompts = s.promptOptions()
 	if s.cfg.Trace != nil {
 		opts.Trace = s.cfg.Trace.Record
 	}
@@ -217,11 +227,12 @@ func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
 	return acpside.Start(*cmd, opts)
 }
 
-// noNESMessage tells the user that the agent named offers no Next Edit Suggestions, and what to do.
+// noNESMessage tells the user that the agent named offers no Next Edit Suggestions and prompts are
+// off, and what to do.
 func noNESMessage(name string) string {
-	return fmt.Sprintf("acp-lsp-bridge: %s does not offer Next Edit Suggestions, so there will be no suggestions. "+
-		"For suggestions, remove the agent setting to use the bridge's built-in agent, use a model agent "+
-		"(`acp-lsp-bridge agent --model-url URL --model NAME`), or check another agent with `acp-lsp-bridge doctor -- COMMAND`.", name)
+	return fmt.Sprintf("acp-lsp-bridge: %s does not offer Next Edit Suggestions and prompts are off (prompts \"off\"), so there will be no suggestions. "+
+		"For suggestions, allow prompts (initializationOptions.prompts \"explicit\" or --prompts explicit), remove the agent setting to use the bridge's built-in agent, "+
+		"use a model agent (`acp-lsp-bridge agent --model-url URL --model NAME`), or check another agent with `acp-lsp-bridge doctor -- COMMAND`.", name)
 }
 
 // exitedMessage tells the user that the agent's process ended before answering step, how it

@@ -64,7 +64,10 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 		if len(p.Context.Diagnostics) > 0 {
 			trig = acp.UnstableNesTriggerKindDiagnostic
 		}
-		lives, err = s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: start, trigger: trig, diagnostics: p.Context.Diagnostics})
+		// Every code action request is the user's but the editor's automatic ones (triggerKind 2,
+		// such as VS Code's light bulb on every cursor move).
+		explicit := p.Context.TriggerKind != 2
+		lives, err = s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: start, trigger: trig, diagnostics: p.Context.Diagnostics, explicit: explicit})
 		if err != nil {
 			return nil, err
 		}

@@ -154,7 +154,7 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 		s.showMessage(ctx, protocol.MessageTypeInfo, s.notReady())
 		return nil
 	}
-	lives, err := s.requestSuggestions(ctx, suggestRequest{snap: snap, cursor: cursor, trigger: acp.UnstableNesTriggerKindManual})
+	lives, err := s.requestSuggestions(ctx, suggestRequest{snap: snap, cursor: cursor, trigger: acp.UnstableNesTriggerKindManual, explicit: true})
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ type initializeParams struct {
 			ShowDocument *struct {
 				Support bool `json:"support"`
 			} `json:"showDocument"`
+			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
 	} `json:"capabilities"`
 	InitializationOptions *struct {
@@ -46,6 +47,9 @@ type initializeParams struct {
 		// Completion turns the completion-item surface on or off; by default it is on for
 		// clients without inline completion.
 		Completion *bool `json:"completion"`
+		// Prompts is how an agent without Next Edit Suggestions is asked: "explicit" (the
+		// default), "auto" or "off" (prompts.go).
+		Prompts string `json:"prompts"`
 	} `json:"initializationOptions"`
 }
 
@@ -54,6 +58,7 @@ type clientCaps struct {
 	documentChanges  bool // WorkspaceEdit.documentChanges
 	createFiles      bool // the create resource operation in documentChanges
 	showDocument     bool // window/showDocument
+	workDoneProgress bool // window/workDoneProgress/create and $/progress
 	inlineCompletion bool
 	completion       bool // serve completion items
 }
@@ -69,6 +74,7 @@ func (p initializeParams) clientCaps() clientCaps {
 		}
 	}
 	c.showDocument = caps.Window != nil && caps.Window.ShowDocument != nil && caps.Window.ShowDocument.Support
+	c.workDoneProgress = caps.Window != nil && caps.Window.WorkDoneProgress
 	c.completion = !c.inlineCompletion
 	if o := p.InitializationOptions; o != nil && o.Completion != nil {
 		c.completion = *o.Completion

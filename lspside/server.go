@@ -78,6 +78,17 @@ type Config struct {
 	ConnectAgent func(acpside.Options) (*acpside.Agent, error)
 	// Trace, when set, records every message on both wires.
 	Trace *wiretrace.Writer
+	// Prompts is how an agent without Next Edit Suggestions is asked (prompts.go): PromptsExplicit,
+	// PromptsAuto or PromptsOff; "" means initializationOptions.prompts, else PromptsExplicit.
+	Prompts string
+	// PromptTimeout bounds a request answered through a prompt; zero means DefaultPromptTimeout.
+	PromptTimeout time.Duration
+	// PromptDebounce is how long an automatic request waits before it is prompted (PromptsAuto);
+	// a newer one in that time replaces it. Zero means DefaultPromptDebounce.
+	PromptDebounce time.Duration
+	// PromptTurns is how many prompts one session of the agent takes before a new one is opened;
+	// zero means acpside.DefaultPromptTurns.
+	PromptTurns int
 	// MaxMessageBytes is the largest message the agent is sent; a document whose text does not
 	// fit is kept from it (toolarge.go). Zero means DefaultMaxMessageBytes.
 	MaxMessageBytes int
@@ -155,6 +166,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	}
 	if cfg.UserWait == 0 {
 		cfg.UserWait = 2 * time.Minute
+	}
+	if cfg.PromptTimeout == 0 {
+		cfg.PromptTimeout = DefaultPromptTimeout
+	}
+	if cfg.PromptDebounce == 0 {
+		cfg.PromptDebounce = DefaultPromptDebounce
 	}
 	s := &Server{
 		cfg:      cfg,

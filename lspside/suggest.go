@@ -22,6 +22,9 @@ type suggestRequest struct {
 	snap    *document.Snapshot
 	cursor  int // byte offset in snap
 	trigger acp.UnstableNesTriggerKind
+	// explicit is set for what the user asked for (not the editor while they type): only those
+	// are prompted to an agent without NES by default (prompts.go).
+	explicit bool
 	// diagnostics from the editor, sent to an agent that asked for them.
 	diagnostics []lspDiagnostic
 }
@@ -48,7 +51,16 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		s.log.Debug().Str("uri", uri).Msg("empty result: the document is too large for the agent")
 		return nil, nil
 	}
-	wait, cancel := context.WithTimeout(ctx, s.cfg.SuggestTimeout)
+	timeout, debounce := s.cfg.SuggestTimeout, time.Duration(0)
+	if agent.Prompted() {
+		send, d, t := s.promptGate(req.explicit)
+		if !send {
+			s.log.Debug().Str("uri", uri).Msg("empty result: an automatic request, and the agent is asked through prompts only when you ask")
+			return nil, nil
+		}
+		timeout, debounce = t, d
+	}
+	wait, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	agentEnc := agent.Encoding()
 	pos, err := translate.OffsetToACP(req.snap.Mapper, req.cursor, agentEnc)
@@ -66,9 +78,10 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	// once at its end, not once per key.
 	sctx, superseding, done := s.inFlight(wait, uri)
 	defer done()
-	if superseding {
+	if superseding || debounce > 0 {
+		delay := max(debounce, s.cfg.CoalesceDelay)
 		select {
-		case <-time.After(s.cfg.CoalesceDelay):
+		case <-time.After(delay):
 		case <-sctx.Done():
 			if ctx.Err() != nil {
 				return nil, errCancelled
@@ -76,7 +89,14 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 			return nil, nil
 		}
 	}
+	var endProgress func()
+	if agent.Prompted() {
+		endProgress = s.progress(ctx, "acp-lsp-bridge", "asking "+agent.Name()+"…")
+	}
 	sugs, err := agent.Suggest(sctx, params)
+	if endProgress != nil {
+		endProgress()
+	}
 	// The earlier suggestions for the document end as replaced once this request is answered (or
 	// not): their nes/reject stays off the request's way to the agent.
 	s.sugs.supersede(ctx, agent, uri)
@@ -89,7 +109,10 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 			s.log.Debug().Str("uri", uri).Msg("nes/suggest superseded by a newer request for the document")
 			return nil, nil
 		}
-		s.log.Warn().Dur("timeout", s.cfg.SuggestTimeout).Msg("nes/suggest timed out")
+		s.log.Warn().Dur("timeout", timeout).Msg("nes/suggest timed out")
+		return nil, nil
+	case errors.Is(err, acpside.ErrPromptsStopped) || (err != nil && strings.Contains(err.Error(), acpside.ErrPromptsStopped.Error())):
+		s.log.Debug().Str("uri", uri).Msg("empty result: prompts to the agent are stopped")
 		return nil, nil
 	case acpside.AuthRequired(err):
 		s.needSignIn(context.WithoutCancel(ctx), agent)

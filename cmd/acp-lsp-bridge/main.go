@@ -64,8 +64,16 @@ acp-lsp-bridge/diagnostics with the diagnostics the editor shows (see docs/surfa
 
 Without an agent configured, the bridge starts its own built-in agent (acp-lsp-bridge agent:
 rename propagation and repeated edits, no model; see agent --help, which also connects any
-OpenAI-compatible model server). With an agent that cannot do NES, the bridge tells the editor
-once (window/showMessage) and keeps answering with empty results.
+OpenAI-compatible model server).
+
+Agents without Next Edit Suggestions (the coding agents people run: Claude, Codex, Gemini over
+ACP) are asked through prompts instead: one ACP session, a session/prompt per suggestion, the
+answer shown on the same surfaces. Each costs seconds and tokens of the agent's model, so by
+default only what you ask for is prompted: the acp-lsp-bridge.suggest command, inline completion
+invoked by hand, code actions (but the editor's automatic ones); --prompts auto also prompts while
+you type, --prompts off never. The agent changes no file: a read-only mode is chosen when it has
+one, its permission requests are refused, its proposed edits become suggestions, and an agent that
+writes a workspace file by itself is asked nothing more until acp-lsp-bridge.restart.
 
 Logs go to stderr, or to --log-file; stdout carries only LSP messages.
 
@@ -81,6 +89,8 @@ type config struct {
 	stuckAfter     time.Duration
 	userWait       time.Duration
 	maxMessage     int
+	prompts        string
+	promptTimeout  time.Duration
 }
 
 func main() {
@@ -149,6 +159,8 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		StuckAfter:      cfg.stuckAfter,
 		UserWait:        cfg.userWait,
 		MaxMessageBytes: cfg.maxMessage,
+		Prompts:         cfg.prompts,
+		PromptTimeout:   cfg.promptTimeout,
 	})
 }
 
@@ -170,6 +182,8 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.DurationVar(&cfg.suggestTimeout, "suggest-timeout", 10*time.Second, "the longest the editor waits for the agent's suggestions (`duration`); after it the agent's request is cancelled and the editor gets an empty result")
 	fs.IntVar(&cfg.maxMessage, "max-message-size", lspside.DefaultMaxMessageBytes, "the largest message the agent is sent, in `bytes` (the ACP Go SDK reads at most 10 MiB); a document whose text does not fit is not sent to the agent and gets no suggestions")
 	fs.DurationVar(&cfg.userWait, "user-wait", 2*time.Minute, "the longest a question to the user (sign-in, permission, a manual suggestion) stays open (`duration`); unanswered, it counts as declined")
+	fs.StringVar(&cfg.prompts, "prompts", "", "for an agent without Next Edit Suggestions, which requests are asked through prompts (`mode`): explicit (what you ask for; the default), auto (also while you type) or off; initializationOptions.prompts sets it too, this flag wins")
+	fs.DurationVar(&cfg.promptTimeout, "prompt-timeout", lspside.DefaultPromptTimeout, "the longest a request asked through a prompt waits for the agent's answer (`duration`)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
 	fs.Usage = func() {}
@@ -191,8 +205,12 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		fmt.Fprintln(stderr, "acp-lsp-bridge: --max-message-size must be at least 65536 bytes")
 		return cfg, 2, true
 	}
-	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 || cfg.stuckAfter <= 0 {
-		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout, --user-wait and --agent-stuck-after must be positive durations, such as 10s or 2m")
+	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 || cfg.stuckAfter <= 0 || cfg.promptTimeout <= 0 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout, --prompt-timeout, --user-wait and --agent-stuck-after must be positive durations, such as 10s or 2m")
+		return cfg, 2, true
+	}
+	if cfg.prompts != "" && !lspside.ValidPrompts(cfg.prompts) {
+		fmt.Fprintf(stderr, "acp-lsp-bridge: --prompts %q: want explicit, auto or off\n", cfg.prompts)
 		return cfg, 2, true
 	}
 	if fs.NArg() > 0 {

@@ -114,6 +114,13 @@ func New(cfg Config) (nesagent.Engine, error) {
 	}
 	u.Path, u.RawPath = path, ""
 
+	e := withDefaults(cfg)
+	e.c = &httpCompleter{cfg: e.cfg, endpoint: u.String(), shown: u.Redacted()}
+	return e, nil
+}
+
+// withDefaults is the engine with cfg's defaults filled in.
+func withDefaults(cfg Config) *engine {
 	def := func(v *int, d int) {
 		switch {
 		case *v == 0:
@@ -150,13 +157,30 @@ func New(cfg Config) (nesagent.Engine, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &engine{cfg: cfg, endpoint: u.String(), shown: u.Redacted()}, nil
+	return &engine{cfg: cfg}
 }
 
 type engine struct {
+	cfg Config
+	c   Completer
+}
+
+// httpCompleter asks an OpenAI-compatible chat completions endpoint.
+type httpCompleter struct {
 	cfg      Config
 	endpoint string
 	shown    string // the endpoint for messages, without a password
+}
+
+// Complete sends the prompt as a system and a user message and returns the first choice's text.
+func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) {
+	began := time.Now()
+	answer, finish, err := h.complete(ctx, p)
+	if err != nil {
+		return Answer{}, err
+	}
+	h.cfg.Log.Debug("model: answer", "uri", p.URI, "prompt_bytes", len(p.System)+len(p.User), "answer_bytes", len(answer), "took", time.Since(began), "finish_reason", finish)
+	return Answer{Text: answer}, nil
 }
 
 // Suggest asks the model to rewrite the region around the cursor and returns the difference as
@@ -168,15 +192,17 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 		e.cfg.Log.Debug("model: the cursor's line is longer than MaxRegionBytes", "uri", req.URI)
 		return nil, nil
 	}
-	began := time.Now()
-	answer, finish, err := e.complete(ctx, p)
+	answer, err := e.c.Complete(ctx, Prompt{System: p.system, User: p.user, MaxTokens: p.maxTokens, URI: req.URI})
 	if err != nil {
 		return nil, err
 	}
-	e.cfg.Log.Debug("model: answer", "uri", req.URI, "prompt_bytes", len(p.system)+len(p.user), "answer_bytes", len(answer), "took", time.Since(began), "finish_reason", finish)
-	text, ok := p.rw.parse(answer)
+	if len(answer.Changes) > 0 {
+		// A coding agent proposed its edit as a change to the file rather than in its text.
+		return changeSuggestions(req, answer.Changes, e.cfg.Log), nil
+	}
+	text, ok := p.rw.parse(answer.Text)
 	if !ok {
-		e.cfg.Log.Info("model: answer without a marked region; no suggestion", "uri", req.URI, "finish_reason", finish, "answer_bytes", len(answer))
+		e.cfg.Log.Info("model: answer without a marked region; no suggestion", "uri", req.URI, "answer_bytes", len(answer.Text))
 		return nil, nil
 	}
 	edits := regionEdits(p.rw.region, text, p.start)
@@ -210,15 +236,15 @@ type chatResponse struct {
 }
 
 // complete sends the prompt and returns the first choice's text and finish reason.
-func (e *engine) complete(ctx context.Context, p prompt) (answer, finish string, err error) {
+func (e *httpCompleter) complete(ctx context.Context, p Prompt) (answer, finish string, err error) {
 	body, err := json.Marshal(chatRequest{
 		Model: e.cfg.Model,
 		Messages: []chatMessage{
-			{Role: "system", Content: p.system},
-			{Role: "user", Content: p.user},
+			{Role: "system", Content: p.System},
+			{Role: "user", Content: p.User},
 		},
 		Temperature: 0,
-		MaxTokens:   p.maxTokens,
+		MaxTokens:   p.MaxTokens,
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("model: %w", err)

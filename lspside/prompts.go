@@ -1,0 +1,134 @@
+package lspside
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.lsp.dev/protocol"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/promptagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
+)
+
+// When an agent has no Next Edit Suggestions, the bridge asks it through prompts
+// (acpside.PromptOptions). A prompt costs the user tokens and seconds, so by default only what the
+// user asks for is prompted: the suggest command, inline requests invoked by hand, code actions
+// other than the editor's automatic ones. Automatic requests answer empty at once unless prompts
+// are "auto".
+
+// Prompt modes (Config.Prompts, initializationOptions.prompts).
+const (
+	// PromptsExplicit prompts for requests the user made (the default).
+	PromptsExplicit = "explicit"
+	// PromptsAuto also prompts for automatic requests (while typing), after PromptDebounce.
+	PromptsAuto = "auto"
+	// PromptsOff keeps the bridge from prompting: an agent without NES gives no suggestions.
+	PromptsOff = "off"
+)
+
+// DefaultPromptTimeout is Config.PromptTimeout's default.
+const DefaultPromptTimeout = 30 * time.Second
+
+// DefaultPromptDebounce is Config.PromptDebounce's default.
+const DefaultPromptDebounce = 600 * time.Millisecond
+
+// ValidPrompts reports whether m names a prompt mode.
+func ValidPrompts(m string) bool {
+	return m == PromptsExplicit || m == PromptsAuto || m == PromptsOff
+}
+
+// promptsMode is the mode in force: the flag's, else initializationOptions.prompts, else explicit.
+func (s *Server) promptsMode() string {
+	if s.cfg.Prompts != "" {
+		return s.cfg.Prompts
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o := s.init.InitializationOptions; o != nil && ValidPrompts(o.Prompts) {
+		return o.Prompts
+	}
+	return PromptsExplicit
+}
+
+// promptOptions are the acpside options of an agent asked through prompts; nil when prompts are
+// off.
+func (s *Server) promptOptions() *acpside.PromptOptions {
+	if s.promptsMode() == PromptsOff {
+		return nil
+	}
+	reported := new(atomic.Bool)
+	return &acpside.PromptOptions{
+		Workspace: func() string { return s.workspace().root },
+		Turns:     s.cfg.PromptTurns,
+		Serve:     promptagent.Serve(s.cfg.Version, model.Config{}, slog.New(zerolog.NewSlogHandler(s.log.With().Str("via", "prompts").Logger()))),
+		Tainted: func(path string) {
+			if reported.Swap(true) {
+				return
+			}
+			s.showMessage(context.Background(), protocol.MessageTypeError, fmt.Sprintf(
+				"acp-lsp-bridge: the agent changed %s on disk by itself while it was asked for a suggestion. "+
+					"The bridge asks it nothing more; check the file, then run the command %s to ask it again.", path, CommandRestart))
+		},
+	}
+}
+
+// promptedReady tells the user, once the agent is ready, that its suggestions come through
+// prompts, what that costs, and when they are asked.
+func (s *Server) promptedReady(ctx context.Context, name string) {
+	when := "when you ask for one (the suggest command, an invoked inline completion, a code action), never while you type"
+	if s.promptsMode() == PromptsAuto {
+		when = "also while you type (prompts \"auto\")"
+	}
+	s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf(
+		"acp-lsp-bridge: %s has no Next Edit Suggestions of its own, so the bridge asks it through prompts: "+
+			"each suggestion takes seconds and is billed to the agent's model. Suggestions are asked %s.", name, when))
+}
+
+// promptGate says whether a request to a prompted agent is sent, and how long it may take.
+func (s *Server) promptGate(explicit bool) (send bool, debounce, timeout time.Duration) {
+	switch {
+	case explicit:
+		return true, 0, s.cfg.PromptTimeout
+	case s.promptsMode() == PromptsAuto:
+		return true, s.cfg.PromptDebounce, s.cfg.PromptTimeout
+	}
+	return false, 0, 0
+}
+
+// progressSeq numbers the bridge's progress tokens.
+var progressSeq atomic.Uint64
+
+// progress shows a work-done progress in the editor while a prompt runs ($/progress, after
+// window/workDoneProgress/create), when the editor supports it; the returned function ends it. It
+// never holds the request: the progress is created and begun on the side.
+func (s *Server) progress(ctx context.Context, title, message string) (end func()) {
+	if !s.clientSupports(func(c clientCaps) bool { return c.workDoneProgress }) {
+		return func() {}
+	}
+	token := fmt.Sprintf("acp-lsp-bridge/prompt/%d", progressSeq.Add(1))
+	begun := make(chan bool, 1)
+	go func() {
+		err := s.callEditor(context.WithoutCancel(ctx), s.cfg.ClientWait, "window/workDoneProgress/create", map[string]any{"token": token}, nil)
+		if err != nil {
+			s.log.Debug().Err(err).Msg("window/workDoneProgress/create")
+			begun <- false
+			return
+		}
+		err = s.conn.Notify(context.Background(), "$/progress", map[string]any{"token": token, "value": map[string]any{
+			"kind": "begin", "title": title, "message": message, "cancellable": false,
+		}})
+		begun <- err == nil
+	}()
+	return func() {
+		go func() {
+			if <-begun {
+				_ = s.conn.Notify(context.Background(), "$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "end"}})
+			}
+		}()
+	}
+}

@@ -1,0 +1,75 @@
+package model
+
+import (
+	"context"
+	"testing"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+)
+
+type fixedCompleter struct {
+	answer Answer
+	got    []Prompt
+}
+
+func (f *fixedCompleter) Complete(_ context.Context, p Prompt) (Answer, error) {
+	f.got = append(f.got, p)
+	return f.answer, nil
+}
+
+// TestWithCompleterReadsProposedChanges: a coding agent's proposed changes (a replacement found
+// nearest the cursor, a whole new text, a change to another open file) become suggestions; a
+// change to a file that is not open, or of text the document does not hold, is left out.
+func TestWithCompleterReadsProposedChanges(t *testing.T) {
+	old := "x := 1"
+	missing := "not there"
+	c := &fixedCompleter{answer: Answer{Text: "ignored when there are changes", Changes: []Change{
+		{Path: "/w/a.go", OldText: &old, NewText: "x := 2"},
+		{Path: "/w/b.go", NewText: "package b\n\nvar y = 3\n"},
+		{Path: "/w/c.go", NewText: "package c\n"},
+		{Path: "/w/a.go", OldText: &missing, NewText: "nothing"},
+	}}}
+	e, err := WithCompleter(Config{}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "package a\n\nfunc f() {\n\tx := 1\n}\n\nfunc g() {\n\tx := 1\n}\n"
+	req := nesagent.Request{URI: "file:///w/a.go", Text: text, Cursor: len(text) - 4, Open: []nesagent.OpenDocument{{URI: "file:///w/b.go", Text: "package b\n\nvar y = 2\n"}}}
+	sugs, err := e.Suggest(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.got) != 1 || c.got[0].URI != "file:///w/a.go" || c.got[0].System == "" || c.got[0].User == "" {
+		t.Fatalf("prompts %+v", c.got)
+	}
+	if len(sugs) != 2 {
+		t.Fatalf("suggestions %+v, want one for a.go and one for b.go", sugs)
+	}
+	// The second "x := 1" is the one nearest the cursor.
+	a := sugs[0]
+	if a.URI != "" || len(a.Edits) != 1 || a.Edits[0].NewText != "2" || a.Edits[0].Start != len(text)-4 {
+		t.Errorf("a.go suggestion %+v, want \"2\" over the second 1 at %d", a, len(text)-4)
+	}
+	b := sugs[1]
+	if b.URI != "file:///w/b.go" || len(b.Edits) != 1 || b.Edits[0].NewText != "3" {
+		t.Errorf("b.go suggestion %+v, want \"3\"", b)
+	}
+}
+
+// TestWithCompleterReadsText: without changes, the answer's text is read between the markers as
+// for a model server.
+func TestWithCompleterReadsText(t *testing.T) {
+	c := &fixedCompleter{answer: Answer{Text: markStart + "\npackage a\n\nvar v = 2\n" + markEnd}}
+	e, err := WithCompleter(Config{}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "package a\n\nvar v = 1\n"
+	sugs, err := e.Suggest(context.Background(), nesagent.Request{URI: "file:///w/a.go", Text: text, Cursor: len(text) - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sugs) != 1 || len(sugs[0].Edits) != 1 || sugs[0].Edits[0].NewText != "2" {
+		t.Fatalf("suggestions %+v, want one edit to 2", sugs)
+	}
+}
