@@ -145,9 +145,17 @@ type bridgeProc struct {
 
 func startBridge(t testing.TB, args ...string) *bridgeProc {
 	t.Helper()
+	return startBridgeEnv(t, nil, args...)
+}
+
+// startBridgeEnv is startBridge with the bridge's environment (which its agent inherits) set to
+// env; nil means this process's.
+func startBridgeEnv(t testing.TB, env []string, args ...string) *bridgeProc {
+	t.Helper()
 	bridge, _ := binaries(t)
 	logFile := filepath.Join(t.TempDir(), "bridge.log")
 	cmd := exec.Command(bridge, append([]string{"--log-file", logFile, "--log-level", "debug"}, args...)...)
+	cmd.Env = env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
