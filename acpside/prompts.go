@@ -132,6 +132,18 @@ func (a *Agent) startFront(p *prompter) error {
 	return nil
 }
 
+// PromptMode is the session mode chosen for prompts: "" when the agent lists none that only reads
+// (or before the session is open).
+func (a *Agent) PromptMode() string {
+	p := a.prompter()
+	if p == nil {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
 // Prompted reports whether the agent serves suggestions through prompts (it has no NES).
 func (a *Agent) Prompted() bool {
 	a.mu.Lock()

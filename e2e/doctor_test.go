@@ -198,7 +198,8 @@ func TestDoctorSDKAgent(t *testing.T) {
 	}
 }
 
-// TestDoctorNoNES: the scripted agent without the nes capability fails, and says so.
+// TestDoctorNoNES: the scripted agent without the nes capability and without sessions fails, and
+// says so.
 func TestDoctorNoNES(t *testing.T) {
 	_, agent := binaries(t)
 	dir := t.TempDir()
@@ -207,7 +208,7 @@ func TestDoctorNoNES(t *testing.T) {
 		t.Errorf("exit code %d, want 1", r.code)
 	}
 	m := doctorJSON(t, r)
-	if m["ok"] != false || m["failure"] != "no-nes" || m["step"] != "initialize" || !strings.Contains(m["reason"].(string), "nes capability") {
+	if m["ok"] != false || m["failure"] != "no-nes" || m["step"] != "session/new" || !strings.Contains(m["reason"].(string), "nes capability") || !strings.Contains(m["reason"].(string), "no sessions") {
 		t.Errorf("ok %v failure %v step %v reason %q", m["ok"], m["failure"], m["step"], m["reason"])
 	}
 	if field(m, "agent.info.name") != "acp-test-agent" || field(m, "agent.nes") != nil || field(m, "capabilities.inlineCompletion") != false {
@@ -235,7 +236,8 @@ func TestDoctorNESRefused(t *testing.T) {
 	}{
 		{mode: "refuse", failure: "nes-start-refused", step: "nes/start", code: -32601,
 			reason: []string{"refused nes/start", "-32601", "Method not found", "does not implement"}},
-		{mode: "chat", failure: "no-nes", step: "initialize", reason: []string{"no nes capability"}},
+		// No nes and no session/new: nothing to ask through prompts either.
+		{mode: "chat", failure: "no-nes", step: "session/new", reason: []string{"no nes capability", "no sessions"}},
 		{mode: "auth", failure: "nes-start-refused", step: "nes/start", code: -32000,
 			reason: []string{"-32000 Authentication required", "sign in", "chatgpt, api-key"}},
 		{mode: "exit", failure: "agent-exited", step: "nes/start", reason: []string{"exited (exit status 3) before answering nes/start"}},
@@ -288,7 +290,7 @@ func TestDoctorNESRefused(t *testing.T) {
 			}
 			want := "initialize nes/start" // no nes/close for a session that never started
 			if tc.mode == "chat" {
-				want = "initialize" // like the bridge, doctor does not start a session the agent did not offer
+				want = "initialize session/new" // like the bridge: an agent without nes is asked for a prompt session
 			}
 			if strings.Join(methods, " ") != want {
 				t.Errorf("the agent received %v, want %s", methods, want)
@@ -450,7 +452,7 @@ func TestDoctorUsage(t *testing.T) {
 	if h.code != 0 {
 		t.Errorf("--help: exit code %d", h.code)
 	}
-	for _, want := range []string{"acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] -- AGENT [ARGS...]", "Exit status: 0", "-timeout"} {
+	for _, want := range []string{"acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] [--prompt] -- AGENT [ARGS...]", "Exit status: 0", "-timeout"} {
 		if !strings.Contains(h.stdout, want) {
 			t.Errorf("--help lacks %q:\n%s", want, h.stdout)
 		}

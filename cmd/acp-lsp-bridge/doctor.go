@@ -21,12 +21,16 @@ import (
 const doctorUsage = `acp-lsp-bridge doctor: check that an agent can give the bridge Next Edit Suggestions.
 
 Usage:
-  acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] -- AGENT [ARGS...]
+  acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] [--prompt] -- AGENT [ARGS...]
   acp-lsp-bridge doctor [--json]     (no agent named: the bridge's built-in agent, "acp-lsp-bridge agent")
 
 doctor starts AGENT exactly as the bridge does (a child process in its own process group, never
 through a shell), runs ACP initialize and nes/start with the current directory as the workspace,
 then nes/close, ends the agent, and reports:
+  - for an agent without Next Edit Suggestions (the coding agents: Claude, Codex, Gemini), that
+    the bridge asks it through prompts instead (session/new here, then a session/prompt per
+    suggestion: slower, and billed to the agent's model), and the read-only mode it chose;
+  - with --prompt, one suggestion asked on a small sample document, and how long it took;
   - the ACP protocol version, the agent's name, title and version, and its auth methods;
   - the document events it asked for (didOpen, didChange and its sync kind, didClose, didSave,
     didFocus) and the nes/suggest context keys (with maxCount);
@@ -46,10 +50,12 @@ Flags:
 
 // doctorOptions are the doctor subcommand's arguments.
 type doctorOptions struct {
-	json    bool
-	verbose bool
-	timeout time.Duration
-	command acpside.Command
+	json          bool
+	verbose       bool
+	prompt        bool
+	timeout       time.Duration
+	promptTimeout time.Duration
+	command       acpside.Command
 }
 
 func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOptions, code int, done bool) {
@@ -65,6 +71,8 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 	fs.SetOutput(stderr)
 	fs.BoolVar(&opts.json, "json", false, "print one JSON object instead of the report (fields in docs/doctor.md)")
 	fs.DurationVar(&opts.timeout, "timeout", 20*time.Second, "how long to wait for each of the agent's answers to initialize and nes/start")
+	fs.BoolVar(&opts.prompt, "prompt", false, "also ask one suggestion on a small sample document and report it with how long it took (for an agent asked through prompts, this costs one prompt of its model)")
+	fs.DurationVar(&opts.promptTimeout, "prompt-timeout", time.Minute, "how long --prompt waits for the sample suggestion")
 	fs.BoolVar(&opts.verbose, "verbose", false, "log the agent's start, its stderr and its exit, and the ACP SDK's messages, to stderr")
 	fs.Usage = func() {} // the flag package calls it on every error; --help is answered below
 	if err := fs.Parse(args); err != nil {
@@ -135,6 +143,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		Log:     log,
 		Version: version,
 		Start:   func(o acpside.Options) (*acpside.Agent, error) { return acpside.Start(cmd, o) },
+		Sample:  opts.prompt, SampleTimeout: opts.promptTimeout,
 	})
 	if opts.json {
 		_, err = stdout.Write(rep.JSON())

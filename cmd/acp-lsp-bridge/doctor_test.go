@@ -22,7 +22,7 @@ func TestDoctorArgs(t *testing.T) {
 	}{
 		{args: []string{"--json", "--timeout", "3s", "--", "agent", "--acp", "--json"}, command: "agent --acp --json"},
 		{args: []string{"--verbose", "agent", "--flag"}, command: "agent --flag"},
-		{args: []string{"--help"}, code: 0, done: true, stdout: "acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] -- AGENT [ARGS...]"},
+		{args: []string{"--help"}, code: 0, done: true, stdout: "acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] [--prompt] -- AGENT [ARGS...]"},
 		// No agent named: the built-in one, as the bridge would run it.
 		{args: []string{}, command: self + " agent"},
 		{args: []string{"--json", "--"}, command: self + " agent"},

@@ -22,7 +22,58 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/promptagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
 )
+
+// sampleText is the document of the sample suggestion: a loop whose return is half typed.
+const sampleText = "package main\n\nfunc total(prices []int) int {\n\tsum := 0\n\tfor _, p := range prices {\n\t\tsum += p\n\t}\n\treturn su\n}\n"
+
+// sample asks one suggestion at the end of "return su" in sampleText, by hand, and reports how
+// long it took and what came back.
+func sample(ctx context.Context, agent *acpside.Agent, run Run) *sampleReport {
+	rep := &sampleReport{}
+	fail := func(err error) *sampleReport {
+		msg := err.Error()
+		rep.Error = &msg
+		return rep
+	}
+	doc := string(uri.File(filepath.Join(run.Dir, "acp-lsp-bridge-doctor-sample.go")))
+	if agent.Events().DidOpen {
+		if err := agent.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: doc, LanguageId: "go", Version: 1, Text: sampleText}); err != nil {
+			return fail(err)
+		}
+	}
+	timeout := run.SampleTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t0 := time.Now()
+	// Line 7 is "\treturn su"; the cursor after "su" (one byte per character in every encoding).
+	sugs, err := agent.Suggest(sctx, acp.UnstableSuggestNesRequest{Uri: doc, Version: 1, Position: acp.UnstablePosition{Line: 7, Character: 10}, TriggerKind: acp.UnstableNesTriggerKindManual})
+	rep.Ms = msSince(t0)
+	if errors.Is(err, acpside.ErrCancelled) {
+		return fail(fmt.Errorf("no answer within %v", timeout))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	rep.Suggestions = len(sugs)
+	for _, sg := range sugs {
+		if sg.Edit != nil && len(sg.Edit.Edits) > 0 {
+			first := shorten(sg.Edit.Edits[0].NewText, 80)
+			rep.First = &first
+			break
+		}
+	}
+	if rep.First == nil && len(sugs) > 0 {
+		first := "(a " + sugs[0].Kind + ")"
+		rep.First = &first
+	}
+	return rep
+}
 
 // Run is one check.
 type Run struct {
@@ -37,7 +88,14 @@ type Run struct {
 	// Start starts the agent with the options given (acpside.Start, or an agent in the test's
 	// process).
 	Start func(acpside.Options) (*acpside.Agent, error)
+	// Sample asks one suggestion on a small sample document once the session is open, and
+	// reports it with its latency (--prompt); SampleTimeout bounds it.
+	Sample        bool
+	SampleTimeout time.Duration
 }
+
+// promptNote is what doctor says of an agent asked through prompts.
+const promptNote = "the agent has no Next Edit Suggestions of its own: the bridge asks it through prompts, each suggestion slower (seconds) and billed to the agent's model; by default only when you ask for one"
 
 // Check starts the agent, runs initialize, nes/start and nes/close, ends it, and reports.
 func Check(ctx context.Context, run Run) *Report {
@@ -48,6 +106,11 @@ func Check(ctx context.Context, run Run) *Report {
 	col := newCollector()
 	opts.Events = col.event
 	opts.Handler = handler(run.Dir)
+	// As the bridge does: an agent without NES is asked through prompts.
+	opts.Prompts = &acpside.PromptOptions{
+		Workspace: func() string { return run.Dir },
+		Serve:     promptagent.Serve(run.Version, model.Config{}, nil),
+	}
 
 	t0 := time.Now()
 	agent, err := run.Start(opts)
@@ -88,7 +151,7 @@ func Check(ctx context.Context, run Run) *Report {
 		rep.Agent = describeAgent(resp, agent.Encoding())
 		rep.Warnings = append(rep.Warnings, warnings(resp, opts.Encodings)...)
 	}
-	if errors.Is(err, acpside.ErrNoNES) {
+	if errors.Is(err, acpside.ErrNoNES) { // not after prompts were allowed above; kept for a caller without them
 		cancel()
 		rep.fail("initialize", failNoNES, "the agent has no nes capability (agentCapabilities.nes): it does not offer Next Edit Suggestions")
 		return rep
@@ -106,14 +169,27 @@ func Check(ctx context.Context, run Run) *Report {
 		WorkspaceUri:     &workspace,
 		WorkspaceFolders: []acp.UnstableWorkspaceFolder{{Uri: workspace, Name: name}},
 	}
+	step := "nes/start"
+	if agent.Prompted() {
+		step = "session/new" // what StartNES sends such an agent
+	}
 	sctx, cancel := context.WithTimeout(ctx, run.Timeout)
 	ts := time.Now()
 	err = agent.StartNES(sctx, req)
 	if err == nil || agentError(err) != nil {
-		rep.Timings.NESStartMs = msSince(ts)
+		if step == "session/new" {
+			rep.Timings.SessionNewMs = msSince(ts)
+		} else {
+			rep.Timings.NESStartMs = msSince(ts)
+		}
+	}
+	if errors.Is(err, acpside.ErrNoNES) {
+		cancel()
+		rep.fail(step, failNoNES, "the agent has no nes capability (agentCapabilities.nes) and no sessions to ask it through prompts (session/new: method not found): it cannot give suggestions")
+		return rep
 	}
 	if err != nil {
-		rep.classify(ctx, sctx, run, col, agent, "nes/start", err, finish)
+		rep.classify(ctx, sctx, run, col, agent, step, err, finish)
 		cancel()
 		return rep
 	}
@@ -121,6 +197,13 @@ func Check(ctx context.Context, run Run) *Report {
 
 	rep.OK = true
 	rep.Reason = "the agent can do Next Edit Suggestions"
+	if agent.Prompted() {
+		rep.Reason = "the agent can give suggestions through prompts (slower, billed to its model)"
+		rep.Prompts = &promptsReport{Mode: agent.PromptMode(), Note: promptNote}
+	}
+	if run.Sample {
+		rep.Sample = sample(ctx, agent, run)
+	}
 	ev := agent.Events()
 	rep.Capabilities = capsReport{
 		InlineCompletion:  true,
@@ -157,8 +240,9 @@ func Check(ctx context.Context, run Run) *Report {
 // exiting, a timeout, or an answer the bridge cannot use.
 func (r *Report) classify(ctx, stepCtx context.Context, run Run, col *collector, agent *acpside.Agent, step string, err error, finish func()) {
 	failures := map[string][3]string{ // step → error answer, timeout, other
-		"initialize": {failInitializeError, failInitializeTimeout, failInitializeError},
-		"nes/start":  {failNESStartRefused, failNESStartTimeout, failNESStartError},
+		"initialize":  {failInitializeError, failInitializeTimeout, failInitializeError},
+		"nes/start":   {failNESStartRefused, failNESStartTimeout, failNESStartError},
+		"session/new": {failSessionRefused, failSessionTimeout, failSessionError},
 	}[step]
 	if ctx.Err() != nil {
 		r.fail(step, failInterrupted, "interrupted while waiting for the agent's answer to "+step)

@@ -219,6 +219,7 @@ func TestDoctorRenderJSON(t *testing.T) {
   "timings": {
     "initializeMs": 182.4,
     "nesStartMs": 2.1,
+    "sessionNewMs": null,
     "closeMs": 15
   },
   "capabilities": {
@@ -243,6 +244,8 @@ func TestDoctorRenderJSON(t *testing.T) {
       "diagnostics"
     ]
   },
+  "prompts": null,
+  "sample": null,
   "warnings": []
 }
 `,
@@ -295,6 +298,7 @@ func TestDoctorRenderJSON(t *testing.T) {
   "timings": {
     "initializeMs": 1234.5,
     "nesStartMs": 0.4,
+    "sessionNewMs": null,
     "closeMs": 3
   },
   "capabilities": {
@@ -307,6 +311,8 @@ func TestDoctorRenderJSON(t *testing.T) {
     "documentSync": null,
     "suggestContext": []
   },
+  "prompts": null,
+  "sample": null,
   "warnings": []
 }
 `,
@@ -331,6 +337,7 @@ func TestDoctorRenderJSON(t *testing.T) {
   "timings": {
     "initializeMs": null,
     "nesStartMs": null,
+    "sessionNewMs": null,
     "closeMs": null
   },
   "capabilities": {
@@ -343,6 +350,8 @@ func TestDoctorRenderJSON(t *testing.T) {
     "documentSync": null,
     "suggestContext": []
   },
+  "prompts": null,
+  "sample": null,
   "warnings": []
 }
 `,
@@ -409,7 +418,8 @@ func TestDoctorCheckInProcess(t *testing.T) {
 	})
 	t.Run("no-nes", func(t *testing.T) {
 		rep := checkInProcess(t, 5*time.Second, connectTestAgent(testagent.Config{NoNES: true}))
-		if rep.OK || rep.Failure == nil || *rep.Failure != failNoNES || *rep.Step != "initialize" || rep.Agent == nil || rep.Agent.NES != nil {
+		// No NES and no sessions either (the test agent answers session/new "method not found").
+		if rep.OK || rep.Failure == nil || *rep.Failure != failNoNES || *rep.Step != "session/new" || rep.Agent == nil || rep.Agent.NES != nil {
 			t.Fatalf("report %s", rep.JSON())
 		}
 		if rep.Timings.NESStartMs != nil {
@@ -565,5 +575,30 @@ func TestHandler(t *testing.T) {
 	}
 	if got, err := call(acpside.MethodActiveDocument, nil); err != nil || got != `{"document":null}` {
 		t.Errorf("active document: %s %v", got, err)
+	}
+}
+
+// TestDoctorPromptedAgent: an agent without NES but with sessions is reported as asked through
+// prompts, in its read-only mode; --prompt asks one suggestion on the sample and reports it, and
+// the text report says so, with the cost.
+func TestDoctorPromptedAgent(t *testing.T) {
+	start := connectTestAgent(testagent.Config{NoNES: true, Sessions: true, Rules: []testagent.Rule{{Find: "return su", Replace: "return sum"}}})
+	rep := Check(context.Background(), Run{Command: acpside.Command{Path: "in-process"}, Dir: t.TempDir(), Timeout: 5 * time.Second, Log: zerolog.Nop(), Version: "test", Start: start, Sample: true})
+	if !rep.OK || rep.Prompts == nil || rep.Prompts.Mode != "read-only" {
+		t.Fatalf("report %s", rep.JSON())
+	}
+	if s := rep.Sample; s == nil || s.Error != nil || s.Suggestions != 1 || s.First == nil || *s.First != "m" || s.Ms == nil {
+		t.Errorf("sample %s", rep.JSON())
+	}
+	human := rep.Human(false)
+	for _, want := range []string{"prompts    asked through session/prompt, in mode read-only", "billed to the agent's model", "sample     answered in", `the first writes "m"`, "OK         the agent can give suggestions through prompts"} {
+		if !strings.Contains(human, want) {
+			t.Errorf("the report lacks %q:\n%s", want, human)
+		}
+	}
+	// Without --prompt, no prompt is sent.
+	rep = Check(context.Background(), Run{Command: acpside.Command{Path: "in-process"}, Dir: t.TempDir(), Timeout: 5 * time.Second, Log: zerolog.Nop(), Version: "test", Start: start})
+	if !rep.OK || rep.Sample != nil {
+		t.Errorf("without --prompt: %s", rep.JSON())
 	}
 }

@@ -29,6 +29,9 @@ const (
 	failNESStartRefused   = "nes-start-refused"
 	failNESStartTimeout   = "nes-start-timeout"
 	failNESStartError     = "nes-start-error"
+	failSessionRefused    = "session-new-refused"
+	failSessionTimeout    = "session-new-timeout"
+	failSessionError      = "session-new-error"
 	failExited            = "agent-exited"
 	failInterrupted       = "interrupted"
 )
@@ -49,7 +52,27 @@ type Report struct {
 	AgentStderr     []string      `json:"agentStderr"`
 	Timings         timingsReport `json:"timings"`
 	Capabilities    capsReport    `json:"capabilities"`
-	Warnings        []string      `json:"warnings"`
+	// Prompts is set for an agent without NES that the bridge asks through prompts.
+	Prompts *promptsReport `json:"prompts"`
+	// Sample is the sample suggestion asked with --prompt.
+	Sample   *sampleReport `json:"sample"`
+	Warnings []string      `json:"warnings"`
+}
+
+// promptsReport says how an agent without NES is asked.
+type promptsReport struct {
+	// Mode is the session mode the bridge chose ("" when the agent lists none that only reads).
+	Mode string `json:"mode"`
+	Note string `json:"note"`
+}
+
+// sampleReport is one suggestion asked on a small sample document (--prompt).
+type sampleReport struct {
+	Ms          *float64 `json:"ms"`
+	Suggestions int      `json:"suggestions"`
+	// First is the first suggestion's first edit's new text, shortened.
+	First *string `json:"first"`
+	Error *string `json:"error"`
 }
 
 type bridgeReport struct {
@@ -118,6 +141,7 @@ type errorReport struct {
 type timingsReport struct {
 	InitializeMs *float64 `json:"initializeMs"`
 	NESStartMs   *float64 `json:"nesStartMs"`
+	SessionNewMs *float64 `json:"sessionNewMs"`
 	CloseMs      *float64 `json:"closeMs"`
 }
 
@@ -195,10 +219,30 @@ func (r *Report) Human(color bool) string {
 	if t := r.Timings.text(); t != "" {
 		line("timings", t)
 	}
+	if p := r.Prompts; p != nil {
+		mode := "the agent's own mode (it lists none that only reads; its permission requests are refused)"
+		if p.Mode != "" {
+			mode = "mode " + p.Mode
+		}
+		line("prompts", "asked through session/prompt, in "+mode)
+		line("", p.Note)
+	}
+	if s := r.Sample; s != nil {
+		switch {
+		case s.Error != nil:
+			line("sample", "no answer: "+*s.Error)
+		case s.Suggestions == 0:
+			line("sample", fmt.Sprintf("answered in %s with no suggestion", formatMs(*s.Ms)))
+		default:
+			line("sample", fmt.Sprintf("answered in %s: %d suggestion(s), the first writes %q", formatMs(*s.Ms), s.Suggestions, *s.First))
+		}
+	}
 	if r.OK {
 		line("surfaces", "inline completion, Copilot inline edits, code actions, completion items")
 		line("", "(completion items by default only for editors without inline completion)")
-		if ev := r.Capabilities.DocumentEvents; len(ev) > 0 {
+		if r.Prompts != nil {
+			line("", "the agent gets one prompt per suggestion: the lines around the cursor, your recent edits, excerpts of the other open files")
+		} else if ev := r.Capabilities.DocumentEvents; len(ev) > 0 {
 			s := "the agent gets " + joinEvents(ev, r.Capabilities.DocumentSync) + " from the editor"
 			s = strings.Replace(s, "didFocus", "didFocus (Copilot-style clients only)", 1)
 			line("", s)
@@ -337,6 +381,9 @@ func (t timingsReport) text() string {
 	parts := []string{"initialize " + formatMs(*t.InitializeMs) + " after process start"}
 	if t.NESStartMs != nil {
 		parts = append(parts, "nes/start "+formatMs(*t.NESStartMs))
+	}
+	if t.SessionNewMs != nil {
+		parts = append(parts, "session/new "+formatMs(*t.SessionNewMs))
 	}
 	if t.CloseMs != nil {
 		parts = append(parts, "close "+formatMs(*t.CloseMs))

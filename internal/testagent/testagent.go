@@ -34,6 +34,12 @@ type Config struct {
 	Encoding string // "utf-8", "utf-16" or "utf-32"; "" picks utf-16
 	Sync     string // "incremental" or "full"
 	NoNES    bool   // answer initialize without the nes capability
+	// Sessions makes a coding agent (with NoNES): session/new (modes "default", "read-only"),
+	// session/set_mode, and session/prompt answered in text: the prompt's editable region (the
+	// one holding the cursor marker) with each rule's Find replaced by its Replace, between the
+	// markers (sessions.go). With RequireAuth, session/new answers auth_required until
+	// authenticate.
+	Sessions bool
 	// DidFocus asks for document/didFocus events.
 	DidFocus bool
 	// ContextDiagnostics asks for the diagnostics context in nes/suggest.
@@ -286,6 +292,11 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			}
 		}
 		return nil, invalid(fmt.Errorf("unknown auth method %q", p.MethodId))
+	case acp.AgentMethodSessionNew, acp.AgentMethodSessionSetMode, acp.AgentMethodSessionPrompt, acp.AgentMethodSessionCancel:
+		if !a.cfg.Sessions {
+			return nil, acp.NewMethodNotFound(method)
+		}
+		return a.session(ctx, method, params)
 	case acp.AgentMethodNesStart:
 		if a.cfg.NoNES {
 			return nil, acp.NewMethodNotFound(method)

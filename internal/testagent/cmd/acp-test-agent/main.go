@@ -26,6 +26,7 @@ func main() {
 	mirrorDir := flag.String("mirror-dir", "", "write the agent's copy of each document to this folder after every change (file named by the document's base name)")
 	rules := flag.String("rules", "", "JSON file with rules [{when, find, replace}]")
 	noNES := flag.Bool("no-nes", false, "answer initialize without the nes capability")
+	sessions := flag.Bool("sessions", false, "with --no-nes: a coding agent, answering session/new and session/prompt (the prompt's region rewritten by the --rules' find/replace)")
 	auth := flag.Bool("auth", false, `require authentication: offer the auth method "login" ("Sign in with Test") and answer auth_required until authenticate names it`)
 	focus := flag.Bool("focus", false, "ask for document/didFocus events")
 	contextJSON := flag.String("context", "", `nes.context to ask for, as JSON, e.g. {"diagnostics":{},"editHistory":{"maxCount":4}}`)
@@ -55,7 +56,7 @@ func main() {
 		}
 		go cmd.Wait()
 	}
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, MirrorDir: *mirrorDir,
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, Sessions: *sessions, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, MirrorDir: *mirrorDir,
 		Stall: *stall, StallOnce: *stallOnce, Trickle: *trickle}
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
