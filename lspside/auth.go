@@ -67,8 +67,8 @@ func (s *Server) signInDialog(ctx context.Context, agent *acpside.Agent, name st
 		switch m.Type {
 		case "env_var":
 			return false, notice{protocol.MessageTypeInfo, fmt.Sprintf(
-				"acp-lsp-bridge: to sign in to %s with %q, set %s in the agent's environment (initializationOptions.agent.env, or the environment the editor starts the bridge in), then restart the bridge.",
-				name, m.Name, strings.Join(m.Vars, ", "))}
+				"acp-lsp-bridge: to sign in to %s with %q, set %s for the agent: %s. Then restart the bridge.",
+				name, m.Name, strings.Join(m.Vars, ", "), s.envHint(m.Vars))}
 		case "terminal":
 			return false, notice{protocol.MessageTypeInfo, terminalSignIn(agent, name, m)}
 		}
@@ -226,4 +226,42 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// envHint says where the user of this editor sets an environment variable for the agent: the
+// editor's own place for a language server's environment (editors/ has each config), else
+// initializationOptions.agent.env or the environment the editor starts in.
+func (s *Server) envHint(vars []string) string {
+	s.mu.Lock()
+	client := ""
+	if s.init.ClientInfo != nil {
+		client = s.init.ClientInfo.Name
+	}
+	s.mu.Unlock()
+	return envHint(client, vars)
+}
+
+// envHint is Server.envHint for the editor that calls itself client.
+func envHint(client string, vars []string) string {
+	client = strings.ToLower(client)
+	v := "VAR"
+	if len(vars) > 0 {
+		v = vars[0]
+	}
+	generic := fmt.Sprintf("in initializationOptions.agent.env ({\"%s\": \"…\"}), or in the environment the editor is started in", v)
+	switch {
+	case strings.Contains(client, "neovim") || strings.Contains(client, "nvim"):
+		return fmt.Sprintf("in Neovim, vim.lsp.config('acp', { cmd_env = { %s = '…' } }), or export it in the shell that starts nvim", v)
+	case strings.Contains(client, "code") || strings.Contains(client, "codium"):
+		return fmt.Sprintf("in VS Code, export %s in the shell you start VS Code from (for a remote window, in the remote machine's shell profile)", v)
+	case strings.Contains(client, "helix"):
+		return fmt.Sprintf("in Helix, environment = { %s = \"…\" } under [language-server.acp-lsp-bridge] in languages.toml", v)
+	case strings.Contains(client, "emacs") || strings.Contains(client, "eglot"):
+		return fmt.Sprintf("in Emacs, (setenv \"%s\" \"…\") before the server starts, or %s", v, generic)
+	case strings.Contains(client, "zed"):
+		return fmt.Sprintf("in Zed, \"env\": {\"%s\": \"…\"} under lsp.acp-lsp-bridge.binary in settings.json", v)
+	case strings.Contains(client, "sublime"):
+		return fmt.Sprintf("in Sublime Text, \"env\": {\"%s\": \"…\"} in the client's settings in LSP.sublime-settings", v)
+	}
+	return generic
 }
