@@ -628,6 +628,10 @@ func (a *Agent) suggestFront(ctx context.Context, req acp.UnstableSuggestNesRequ
 		return nil, ErrCancelled
 	}
 	if err != nil {
+		if authErr := a.prompter().takeAuthErr(); authErr != nil {
+			// As it came from the agent, so that the bridge asks the user to sign in.
+			return nil, authErr
+		}
 		return nil, fmt.Errorf("nes/suggest: %w", err)
 	}
 	return DecodeSuggestions(raw)

@@ -66,8 +66,8 @@ func deref(s *string) string {
 }
 
 // AuthRequired reports an agent error that asks the client to authenticate first: data.reason
-// "auth_required" (the NES proposal's form), or code -32000 with a message about authentication
-// (ACP's AuthRequired).
+// "auth_required" (the NES proposal's form), or code -32000, ACP's AuthRequired, whatever its
+// message (gemini says "Gemini API key is missing or not configured.").
 func AuthRequired(err error) bool {
 	var re *acp.RequestError
 	if !errors.As(err, &re) {
@@ -76,7 +76,7 @@ func AuthRequired(err error) bool {
 	if m, ok := re.Data.(map[string]any); ok && m["reason"] == "auth_required" {
 		return true
 	}
-	return re.Code == -32000 && strings.Contains(strings.ToLower(re.Message), "auth")
+	return re.Code == -32000
 }
 
 // Authenticate asks the agent to sign in with one of its auth methods.

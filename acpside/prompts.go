@@ -80,6 +80,10 @@ type prompter struct {
 	turns   int    // prompts in this session
 	cur     *promptRun
 	tainted string
+	// authErr is the auth_required answer of the last prompt (claude-agent-acp opens sessions
+	// before sign-in and refuses the first prompt): Suggest returns it as it was, so that the
+	// bridge runs the sign-in dialog.
+	authErr error
 }
 
 // promptRun is one prompt in flight and what the agent answered so far.
@@ -248,6 +252,11 @@ func (p *prompter) ask(ctx context.Context, text string) (PromptAnswer, error) {
 	p.mu.Unlock()
 	if session == "" || turns >= p.opts.Turns {
 		if err := p.open(ctx); err != nil {
+			if AuthRequired(err) {
+				p.mu.Lock()
+				p.authErr = err
+				p.mu.Unlock()
+			}
 			return PromptAnswer{}, err
 		}
 	}
@@ -277,6 +286,9 @@ func (p *prompter) ask(ctx context.Context, text string) (PromptAnswer, error) {
 		p.mu.Lock()
 		if p.session == run.session {
 			p.session = ""
+		}
+		if AuthRequired(err) {
+			p.authErr = err
 		}
 		p.mu.Unlock()
 		return PromptAnswer{}, err
@@ -322,6 +334,15 @@ func (p *prompter) prompt(ctx context.Context, session acp.SessionId, text strin
 		p.log.Warn().Msg("the agent did not end a cancelled prompt in time; its session is left")
 	}
 	return acp.PromptResponse{}, ErrCancelled
+}
+
+// takeAuthErr returns and forgets the auth_required answer of the last prompt.
+func (p *prompter) takeAuthErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := p.authErr
+	p.authErr = nil
+	return err
 }
 
 // close cancels a prompt in flight.

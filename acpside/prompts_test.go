@@ -29,6 +29,9 @@ type sessionAgent struct {
 	conn   *acp.Connection
 	answer func(ctx context.Context, conn *acp.Connection, session acp.SessionId, prompt string) (acp.StopReason, error)
 
+	// authErr, when set, answers every session/prompt.
+	authErr *acp.RequestError
+
 	mu       sync.Mutex
 	running  map[acp.SessionId]context.CancelFunc
 	methods  []string
@@ -60,6 +63,9 @@ func (s *sessionAgent) handle(ctx context.Context, method string, params json.Ra
 		s.mu.Unlock()
 		return acp.SetSessionModeResponse{}, nil
 	case acp.AgentMethodSessionPrompt:
+		if s.authErr != nil {
+			return nil, s.authErr
+		}
 		var p acp.PromptRequest
 		_ = json.Unmarshal(params, &p)
 		text := ""
@@ -335,5 +341,21 @@ func TestPromptSessionsRenewed(t *testing.T) {
 	defer sa.mu.Unlock()
 	if sa.sessions != 2 {
 		t.Errorf("%d sessions for 3 prompts at 2 a session, want 2", sa.sessions)
+	}
+}
+
+// TestPromptAuthRequired: an agent that opens its session before sign-in and refuses the prompt
+// (claude-agent-acp) gives Suggest its auth_required answer, so that the bridge asks the user to
+// sign in; -32000 counts whatever its message (gemini's names an API key).
+func TestPromptAuthRequired(t *testing.T) {
+	answer := func(context.Context, *acp.Connection, acp.SessionId, string) (acp.StopReason, error) {
+		return "", errors.New("unused")
+	}
+	a, sa := connectSessionAgent(t, PromptOptions{}, answer, nil)
+	sa.authErr = &acp.RequestError{Code: -32000, Message: "Gemini API key is missing or not configured."}
+	startPrompted(t, a, "package p\n\nfunc f() {\n\tfo(1)\n}\n")
+	_, err := suggestAt(t, a, context.Background(), 3, 3)
+	if !AuthRequired(err) {
+		t.Fatalf("Suggest: %v, want the agent's auth_required answer", err)
 	}
 }
