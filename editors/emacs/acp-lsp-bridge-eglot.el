@@ -7,6 +7,9 @@
 ;; and (require 'acp-lsp-bridge-eglot).  See editors/emacs/README.md.
 ;;
 ;;   (setq acp-lsp-bridge-agent '("my-nes-agent" "--its-flags"))  ; nil: the bridge's built-in agent
+;;   (setq acp-lsp-bridge-agent '("env" "CODEX_API_KEY=..." "codex-acp"))  ; a coding agent, asked
+;;     through prompts: seconds and tokens per suggestion, only when you ask (README, "Using
+;;     Claude, Codex or Gemini"); also '("gemini" "--acp"), '("claude-agent-acp")
 ;;   (setq acp-lsp-bridge-program "/path/to/acp-lsp-bridge")      ; when it is not on `exec-path'
 ;;   (setq acp-lsp-bridge-program "C:/Users/you/go/bin/acp-lsp-bridge.exe") ; the same, on Windows
 ;;   (require 'acp-lsp-bridge-eglot)

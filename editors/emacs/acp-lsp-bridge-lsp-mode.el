@@ -13,6 +13,9 @@
 ;; `load-path' and (require 'acp-lsp-bridge-lsp-mode).  See editors/emacs/README.md.
 ;;
 ;;   (setq acp-lsp-bridge-agent '("my-nes-agent" "--its-flags"))  ; nil: the bridge's built-in agent
+;;   (setq acp-lsp-bridge-agent '("env" "CODEX_API_KEY=..." "codex-acp"))  ; a coding agent, asked
+;;     through prompts: seconds and tokens per suggestion, only when you ask (README, "Using
+;;     Claude, Codex or Gemini"); also '("gemini" "--acp"), '("claude-agent-acp")
 ;;   (setq acp-lsp-bridge-program "/path/to/acp-lsp-bridge")      ; when it is not on `exec-path'
 ;;   (setq acp-lsp-bridge-program "C:/Users/you/go/bin/acp-lsp-bridge.exe") ; the same, on Windows
 ;;   (with-eval-after-load 'lsp-mode (require 'acp-lsp-bridge-lsp-mode))

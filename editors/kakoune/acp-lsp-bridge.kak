@@ -26,6 +26,10 @@ settings_section = "acp"
 #   agent = { command = "acp-lsp-bridge", args = ["agent", "--model-url", "http://127.0.0.1:11434", "--model", "qwen2.5-coder:7b"] }
 # Another ACP agent that offers Next Edit Suggestions:
 #   agent = { command = "my-nes-agent", args = ["--acp"], env = { MY_AGENT_KEY = "..." } }
+# A coding agent without NES (Codex, Claude, Gemini), asked through prompts: seconds and tokens
+# per suggestion, so only when you ask (README, "Using Claude, Codex or Gemini"):
+#   agent = { command = "codex-acp", env = { CODEX_API_KEY = "..." } }
+#   agent = { command = "gemini", args = ["--acp"], env = { GEMINI_API_KEY = "..." } }
 agent = { command = "acp-lsp-bridge", args = ["agent"] }
 # completion = false   # code actions only, no completion items
 }
