@@ -369,7 +369,12 @@ func (w *processTree) sample() {
 			continue
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		w.procs[pid] = treeProc{pid: pid, start: start, cmdline: string(bytes.TrimRight(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}), " "))}
+		line := string(bytes.TrimRight(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}), " "))
+		if line == "" { // a process that has ended already, or is replacing its program: its name
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			line = "[" + strings.TrimSpace(string(comm)) + "]"
+		}
+		w.procs[pid] = treeProc{pid: pid, start: start, cmdline: line}
 		if !w.skip[pgid] && pgid > 1 {
 			w.pgids[pgid] = true
 		}
