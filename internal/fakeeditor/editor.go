@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +47,7 @@ type Record struct {
 	Questions []string          // window/showMessageRequest texts
 	Applied   []json.RawMessage // workspace/applyEdit params
 	Shown     []json.RawMessage // window/showDocument params
+	Created   []json.RawMessage // window/workDoneProgress/create params
 	Progress  []json.RawMessage // $/progress params
 	Cancels   []json.RawMessage // $/cancelRequest params
 	Ended     bool              // the bridge's side of the connection ended
@@ -58,6 +61,7 @@ func (r *Record) clone() Record {
 		Questions: append([]string(nil), r.Questions...),
 		Applied:   append([]json.RawMessage(nil), r.Applied...),
 		Shown:     append([]json.RawMessage(nil), r.Shown...),
+		Created:   append([]json.RawMessage(nil), r.Created...),
 		Progress:  append([]json.RawMessage(nil), r.Progress...),
 		Cancels:   append([]json.RawMessage(nil), r.Cancels...),
 		Ended:     r.Ended,
@@ -163,7 +167,7 @@ func Connect(r io.Reader, w io.WriteCloser, o Options) *Editor {
 		o.Timeout = 15 * time.Second
 	}
 	e := &Editor{opts: o, stop: make(chan struct{}), changed: make(chan struct{}), docs: map[string]*document{}, enc: encoding.UTF16}
-	e.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(readWriteCloser{r, w}))
+	e.conn = jsonrpc2.NewConn(idStream{jsonrpc2.NewStream(readWriteCloser{r, w})})
 	e.conn.Go(context.Background(), e.handle)
 	go func() {
 		<-e.conn.Done()
@@ -233,6 +237,9 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		e.record(func(r *Record) { r.Logs, r.Said = append(r.Logs, msg.Message), append(r.Said, msg.Message) })
 	case "$/cancelRequest":
 		e.record(func(r *Record) { r.Cancels = append(r.Cancels, params) })
+	case "window/workDoneProgress/create":
+		e.record(func(r *Record) { r.Created = append(r.Created, params) })
+		return nil, nil
 	case "$/progress":
 		e.record(func(r *Record) { r.Progress = append(r.Progress, params) })
 	case "window/showDocument":
@@ -496,27 +503,47 @@ func (e *Editor) Inline(ctx context.Context, uri string, p Pos) ([]InlineItem, e
 // InlineTriggered sends textDocument/inlineCompletion at p with this triggerKind (1 invoked, 2
 // automatic).
 func (e *Editor) InlineTriggered(ctx context.Context, uri string, p Pos, triggerKind int) ([]InlineItem, error) {
-	var res struct {
-		Items []InlineItem `json:"items"`
-	}
-	err := e.Call(ctx, "textDocument/inlineCompletion", map[string]any{
-		"textDocument": map[string]any{"uri": uri},
-		"position":     p,
-		"context":      map[string]any{"triggerKind": triggerKind},
-	}, &res)
+	var res InlineResult
+	err := e.Call(ctx, "textDocument/inlineCompletion", InlineParams(uri, p, triggerKind), &res)
 	return res.Items, err
 }
 
-// CodeActions sends textDocument/codeAction for r with these diagnostics.
+// InlineResult is the answer to textDocument/inlineCompletion.
+type InlineResult struct {
+	Items []InlineItem `json:"items"`
+}
+
+// InlineParams are the params of textDocument/inlineCompletion at p with this triggerKind (1
+// invoked, 2 automatic).
+func InlineParams(uri string, p Pos, triggerKind int) map[string]any {
+	return map[string]any{
+		"textDocument": map[string]any{"uri": uri},
+		"position":     p,
+		"context":      map[string]any{"triggerKind": triggerKind},
+	}
+}
+
+// CodeActions sends textDocument/codeAction for r with these diagnostics and no triggerKind.
 func (e *Editor) CodeActions(ctx context.Context, uri string, r Range, diagnostics ...any) ([]CodeAction, error) {
+	return e.CodeActionsTriggered(ctx, uri, r, 0, diagnostics...)
+}
+
+// CodeActionsTriggered sends textDocument/codeAction for r with this context.triggerKind (1
+// invoked: the user asked; 2 automatic: the editor asks by itself, as VS Code's light bulb does;
+// 0: none sent) and these diagnostics.
+func (e *Editor) CodeActionsTriggered(ctx context.Context, uri string, r Range, triggerKind int, diagnostics ...any) ([]CodeAction, error) {
 	var actions []CodeAction
 	if diagnostics == nil {
 		diagnostics = []any{}
 	}
+	actx := map[string]any{"diagnostics": diagnostics}
+	if triggerKind != 0 {
+		actx["triggerKind"] = triggerKind
+	}
 	err := e.Call(ctx, "textDocument/codeAction", map[string]any{
 		"textDocument": map[string]any{"uri": uri},
 		"range":        r,
-		"context":      map[string]any{"diagnostics": diagnostics},
+		"context":      actx,
 	}, &actions)
 	return actions, err
 }
@@ -574,6 +601,47 @@ func (e *Editor) Accept(ctx context.Context, uri string, it InlineItem) error {
 		return nil
 	}
 	return e.Execute(ctx, *it.Command)
+}
+
+// ApplyAction does what an editor does when the user picks a code action: its edit applied to the
+// open documents it names (one didChange each, its edits last first so that each range still
+// reads as when it was made), then its command run.
+func (e *Editor) ApplyAction(ctx context.Context, a CodeAction) error {
+	if w := a.Edit; w != nil {
+		var uris []string
+		for u := range w.Changes {
+			uris = append(uris, u)
+		}
+		for _, dc := range w.DocumentChanges {
+			if dc.TextDocument == nil {
+				return fmt.Errorf("code action %q: the file operation %q is not supported here", a.Title, dc.Kind)
+			}
+			uris = append(uris, dc.TextDocument.URI)
+		}
+		sort.Strings(uris)
+		uris = slices.Compact(uris)
+		for _, u := range uris {
+			if e.Version(u) == 0 {
+				return fmt.Errorf("code action %q edits %s, which is not open", a.Title, u)
+			}
+			edits := w.EditsFor(u)
+			sort.SliceStable(edits, func(i, j int) bool {
+				a, b := edits[i].Range.Start, edits[j].Range.Start
+				return a.Line > b.Line || (a.Line == b.Line && a.Character > b.Character)
+			})
+			changes := make([]Change, len(edits))
+			for i, ed := range edits {
+				changes[i] = Replace(ed.Range.Start, ed.Range.End, ed.NewText)
+			}
+			if err := e.Change(ctx, u, changes...); err != nil {
+				return err
+			}
+		}
+	}
+	if a.Command == nil {
+		return nil
+	}
+	return e.Execute(ctx, *a.Command)
 }
 
 // Shutdown sends shutdown, then exit.

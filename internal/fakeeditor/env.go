@@ -143,6 +143,17 @@ func (e *Env) CodeActions(uri string, r Range, diagnostics ...any) ([]CodeAction
 	return e.Editor.CodeActions(context.Background(), uri, r, diagnostics...)
 }
 
+// CodeActionsTriggered asks for the code actions of r with this triggerKind (see
+// [Editor.CodeActionsTriggered]); the test checks the error.
+func (e *Env) CodeActionsTriggered(uri string, r Range, triggerKind int, diagnostics ...any) ([]CodeAction, error) {
+	return e.Editor.CodeActionsTriggered(context.Background(), uri, r, triggerKind, diagnostics...)
+}
+
+// Start sends a request without waiting for its answer (see [Editor.Start]).
+func (e *Env) Start(method string, params, result any) *Pending {
+	return e.Editor.Start(context.Background(), method, params, result)
+}
+
 // Completion asks for completion items at p; the test checks the error.
 func (e *Env) Completion(uri string, p Pos) ([]CompletionItem, error) {
 	return e.Editor.Completion(context.Background(), uri, p)
@@ -163,6 +174,12 @@ func (e *Env) Execute(c Command) {
 func (e *Env) Accept(uri string, it InlineItem) {
 	e.T.Helper()
 	e.must("accept", e.Editor.Accept(context.Background(), uri, it))
+}
+
+// ApplyAction applies a code action (see [Editor.ApplyAction]).
+func (e *Env) ApplyAction(a CodeAction) {
+	e.T.Helper()
+	e.must("code action "+a.Title, e.Editor.ApplyAction(context.Background(), a))
 }
 
 // Shutdown sends shutdown and exit.
