@@ -168,7 +168,7 @@ func testRealAgent(t *testing.T, bin string, ra realAgent) {
 			t.Errorf("%s: inline completion answered %v, error %v, after %v; want no items within %v", step, items, err, d.Round(time.Millisecond), atOnce)
 		}
 		start = time.Now()
-		actions, err := b.CodeActions(uri, fakeeditor.Span(at, at))
+		actions, err := b.CodeActionsTriggered(uri, fakeeditor.Span(at, at), 1)
 		if d := time.Since(start); err != nil || len(actions) != 0 || d > atOnce {
 			t.Errorf("%s: code action answered %v, error %v, after %v; want no actions within %v", step, actions, err, d.Round(time.Millisecond), atOnce)
 		}
