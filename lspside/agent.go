@@ -123,6 +123,10 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 	if err != nil && endedWithin(agent, 100*time.Millisecond) {
 		return // watchAgent counts it as an exit
 	}
+	if agent.Prompted() && !restart && (err == nil || acpside.AuthRequired(err)) {
+		// Said before any sign-in question: the user learns what the agent will cost first.
+		s.promptedReady(ctx, name)
+	}
 	switch {
 	case err != nil && acpside.AuthRequired(err):
 		// The editor keeps working (requests answer empty at once) while the user is asked to
@@ -200,9 +204,6 @@ func (s *Server) becomeReady(ctx context.Context, gen uint64, agent *acpside.Age
 		sync = "full"
 	}
 	s.logMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: %s is ready (positions %s, document sync %s).", name, agent.Encoding(), sync))
-	if agent.Prompted() {
-		s.promptedReady(ctx, name)
-	}
 }
 
 func (s *Server) connectAgent(cmd *acpside.Command) (*acpside.Agent, error) {
