@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -529,4 +532,25 @@ func TestPromptProgress(t *testing.T) {
 	if begin.Value.Kind != "begin" || begin.Value.Title != "acp-lsp-bridge" || begin.Value.Message != "asking Session test agent…" || end.Value.Kind != "end" {
 		t.Errorf("progress %s then %s, want begin \"asking Session test agent…\" then end", rec.Progress[0], rec.Progress[1])
 	}
+}
+
+// TestSDKPeerPrompts runs testdata/peers/lsp-prompts-e2e.mjs: Microsoft's LSP client library
+// drives the bridge, whose agent is session-agent.mjs (the official ACP SDK, no NES), named after
+// `--`. An automatic inline completion asks nothing; an invoked one and a code action each show
+// the agent's edit, which the script applies; one read-only session, two prompts, nothing written,
+// a progress per prompt, exit code 0. The script prints each failed check.
+func TestSDKPeerPrompts(t *testing.T) {
+	node, modules := sdkPeer(t)
+	bridge, _ := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(moduleRoot(t), "testdata", "peers", "lsp-prompts-e2e.mjs"), "--bridge", bridge, "--timeout-ms", "25000")
+	cmd.Env = append(os.Environ(), "PEERS_NODE_MODULES="+modules)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("lsp-prompts-e2e.mjs: %v\n%s", err, out.String())
+	}
+	t.Logf("%s", out.String())
 }
