@@ -15,6 +15,10 @@ local defaults = {
   bridge = 'acp-lsp-bridge', -- the bridge on the PATH, or its path
   log_file = vim.fn.stdpath('log') .. '/acp-lsp-bridge.log', -- false: stderr (Neovim's LSP log)
   filetypes = nil, -- nil: every file type
+  -- how an agent without Next Edit Suggestions (a coding agent: Codex, Claude, Gemini) is asked,
+  -- through prompts: 'explicit' only when you ask (<M-CR>, code actions), 'auto' also while you
+  -- type (ghost text), 'off' never
+  prompts = 'explicit',
   keys = {
     accept = '<Tab>', -- insert: accept the ghost text
     dismiss = '<C-]>', -- insert: hide it and tell the agent (nes/reject "rejected")
@@ -37,7 +41,7 @@ end
 local function check(opts)
   for k in pairs(opts) do
     if defaults[k] == nil and k ~= 'agent' and k ~= 'filetypes' then
-      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, keys, focus, diagnostics'):format(k))
+      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, keys, focus, diagnostics'):format(k))
     end
   end
   if type(opts.agent) == 'string' then
@@ -59,6 +63,9 @@ local function check(opts)
   end
   if opts.filetypes ~= nil and type(opts.filetypes) ~= 'table' then
     fail('filetypes must be a list of file types, e.g. { "go", "lua" }; leave it out for every file')
+  end
+  if opts.prompts ~= 'explicit' and opts.prompts ~= 'auto' and opts.prompts ~= 'off' then
+    fail(('prompts = %s: want "explicit" (the default), "auto" or "off"'):format(vim.inspect(opts.prompts)))
   end
   for k, v in pairs(opts.keys) do
     if defaults.keys[k] == nil then
@@ -258,7 +265,9 @@ function M.setup(opts)
   check(opts)
   M.options = opts
 
-  local config = { cmd = build_cmd(opts) }
+  -- initializationOptions.prompts always, so that calling setup() again replaces an earlier value
+  -- (vim.lsp.config merges into what it has).
+  local config = { cmd = build_cmd(opts), init_options = { prompts = opts.prompts } }
   if opts.filetypes then
     config.filetypes = opts.filetypes
   end

@@ -2,7 +2,8 @@
 -- setup()'s options: the 'acp' config from lsp/acp.lua (every file type, the bridge by its name),
 -- nothing of the plugin running before setup(), the help file with tags (:help acp_lsp_bridge, every
 -- |link| in it found), keys overridden or turned off (buffer-local, in the buffer the bridge
--- attached to), and misspelt options refused with a message saying what to write.
+-- attached to), prompts passed on as initializationOptions.prompts, and misspelt options refused
+-- with a message saying what to write.
 --
 --   nvim --headless -i NONE -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
 --
@@ -54,6 +55,15 @@ T.run(function()
   check(not ok and tostring(err):find("{ 'my-agent', '--acp' }", 1, true), "setup({ agent = 'my-agent --acp' }): " .. tostring(err))
   ok, err = pcall(require('acp_lsp_bridge').setup, { keys = { acept = '<C-l>' } })
   check(not ok and tostring(err):find('unknown key "acept"', 1, true), 'setup({ keys = { acept = ... } }): ' .. tostring(err))
+  ok, err = pcall(require('acp_lsp_bridge').setup, { prompts = 'always' })
+  check(not ok and tostring(err):find('want "explicit" (the default), "auto" or "off"', 1, true), "setup({ prompts = 'always' }): " .. tostring(err))
+
+  -- prompts reaches the bridge as initializationOptions.prompts; setup() again without it puts
+  -- the default back.
+  require('acp_lsp_bridge').setup({ prompts = 'auto' })
+  check(vim.tbl_get(vim.lsp.config.acp, 'init_options', 'prompts') == 'auto', "setup({ prompts = 'auto' }): init_options " .. vim.inspect(vim.lsp.config.acp.init_options))
+  require('acp_lsp_bridge').setup({})
+  check(vim.tbl_get(vim.lsp.config.acp, 'init_options', 'prompts') == 'explicit', 'setup({}) after prompts = auto: init_options ' .. vim.inspect(vim.lsp.config.acp.init_options))
 
   -- Keys: one changed, one turned off, the others as they were; buffer-local.
   require('acp_lsp_bridge').setup({ keys = { accept = '<C-l>', dismiss = false } })
