@@ -239,3 +239,22 @@ func runNeovimScript(t *testing.T, args []string, script, done string, env ...st
 	}
 	return string(b), work
 }
+
+// TestNeovimPluginPrompts: setup() naming an agent without Next Edit Suggestions
+// (testdata/peers/session-agent.mjs, the official ACP SDK) with prompts = 'auto', the user's way to
+// ghost text from such an agent, since Neovim's inline completion asks only automatically: typing
+// "retur" prompts the agent, its "return nil" appears as ghost text, and <Tab> accepts it
+// (testdata/nvim/plugin_prompts.lua).
+func TestNeovimPluginPrompts(t *testing.T) {
+	node, modules := sdkPeer(t)
+	agentLog := filepath.Join(t.TempDir(), "agent.jsonl") // outside the workspace, which the bridge watches during a prompt
+	out, _ := runNeovimPlugin(t, "plugin_prompts.lua", "ALL PASSED",
+		"SESSION_AGENT_NODE="+node,
+		"SESSION_AGENT_SCRIPT="+filepath.Join(moduleRoot(t), "testdata", "peers", "session-agent.mjs"),
+		"SESSION_AGENT_LOG="+agentLog,
+		"SESSION_AGENT_MODES=1",
+		`SESSION_AGENT_RULES=[{"find":"\tretur\n","replace":"\treturn nil\n"}]`,
+		"PEERS_NODE_MODULES="+modules,
+	)
+	wantSteps(t, out, "ghost text", "accept")
+}
