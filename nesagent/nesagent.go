@@ -44,6 +44,16 @@ type Request struct {
 	Recent []Edit
 	// Open are the other open documents, most recently edited first.
 	Open []OpenDocument
+	// Diagnostics are the problems the editor shows in this document, when the engine asked for
+	// them (Options.Context.Diagnostics).
+	Diagnostics []Diagnostic
+}
+
+// Diagnostic is a problem the editor shows in the requested document.
+type Diagnostic struct {
+	Line     int    // 0-based line of its start
+	Severity string // "error", "warning", "information" or "hint"
+	Message  string
 }
 
 // OpenDocument is another document the client has open.
@@ -342,6 +352,13 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 		e.OldLines, e.NewLines, e.LineStart = linesOf(text, e)
 	}
 	req.Open = a.others(p.Uri)
+	if p.Context != nil {
+		for _, dg := range p.Context.Diagnostics {
+			if dg.Uri == "" || dg.Uri == p.Uri {
+				req.Diagnostics = append(req.Diagnostics, Diagnostic{Line: dg.Range.Start.Line, Severity: string(dg.Severity), Message: dg.Message})
+			}
+		}
+	}
 	sugs, err := a.engine.Suggest(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	acp "github.com/coder/acp-go-sdk"
+
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/builtin"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
@@ -88,7 +90,12 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	_ = ctx
 	start := time.Now()
-	nesagent.New(engine, nesagent.Options{Name: name2, Version: version}).Serve(stdin, stdout)
+	opts := nesagent.Options{Name: name2, Version: version}
+	if name2 == "acp-lsp-bridge-model" {
+		// The model is shown the problems the editor reports (nesagent/model).
+		opts.Context = &acp.NesContextCapabilities{Diagnostics: &acp.NesDiagnosticsCapabilities{}}
+	}
+	nesagent.New(engine, opts).Serve(stdin, stdout)
 	logger.Info("agent done", "uptime", time.Since(start))
 	return 0
 }

@@ -10,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 
+	acp "github.com/coder/acp-go-sdk"
+
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
@@ -33,7 +35,9 @@ func Serve(version string, cfg model.Config, log *slog.Logger) func(acpside.Ask,
 		if err != nil {
 			panic(err) // only a nil completer fails, and ask is never nil
 		}
-		nesagent.New(engine, nesagent.Options{Name: "acp-lsp-bridge-prompts", Version: version}).Serve(in, out)
+		// The editor's diagnostics go into the prompt (the bridge sends them when asked).
+		ctx := &acp.NesContextCapabilities{Diagnostics: &acp.NesDiagnosticsCapabilities{}}
+		nesagent.New(engine, nesagent.Options{Name: "acp-lsp-bridge-prompts", Version: version, Context: ctx}).Serve(in, out)
 	}
 }
 

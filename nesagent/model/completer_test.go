@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
@@ -71,5 +72,28 @@ func TestWithCompleterReadsText(t *testing.T) {
 	}
 	if len(sugs) != 1 || len(sugs[0].Edits) != 1 || sugs[0].Edits[0].NewText != "2" {
 		t.Fatalf("suggestions %+v, want one edit to 2", sugs)
+	}
+}
+
+// TestPromptShowsDiagnostics: the problems the editor shows are in the prompt, those in the
+// region first.
+func TestPromptShowsDiagnostics(t *testing.T) {
+	c := &fixedCompleter{}
+	e, err := WithCompleter(Config{LinesAbove: 1, LinesBelow: 1}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "package a\n\nfunc f() {\n\tfo(1)\n}\n\n\n\n\n\nvar z = y\n"
+	_, _ = e.Suggest(context.Background(), nesagent.Request{URI: "file:///w/a.go", Text: text, Cursor: 14 + 3, Diagnostics: []nesagent.Diagnostic{
+		{Line: 10, Severity: "error", Message: "undefined: y"},
+		{Line: 3, Severity: "error", Message: "undefined: fo"},
+	}})
+	if len(c.got) != 1 {
+		t.Fatal("no prompt")
+	}
+	u := c.got[0].User
+	want := "- line 4, error: undefined: fo\n- line 11, error: undefined: y\n"
+	if !strings.Contains(u, want) {
+		t.Errorf("the prompt lacks %q:\n%s", want, u)
 	}
 }

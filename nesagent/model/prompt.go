@@ -88,6 +88,9 @@ func (e *engine) build(req nesagent.Request) (p prompt, ok bool) {
 		u.WriteString("Other open files (excerpts):\n\n")
 		u.WriteString(ex)
 	}
+	if d := diagnostics(req, a, b); d != "" {
+		fmt.Fprintf(&u, "Problems the editor shows in %s:\n%s\n", name, d)
+	}
 	if h := e.history(req, name); h != "" {
 		fmt.Fprintf(&u, "Recent edits to %s, oldest first:\n\n<|edit_history|>\n%s<|/edit_history|>\n\n", name, h)
 	}
@@ -319,4 +322,27 @@ func identifiers(s string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// maxDiagnostics bounds the problems shown in the prompt.
+const maxDiagnostics = 8
+
+// diagnostics lists the problems of the document, those in the region's lines [a, b] first, one
+// line each.
+func diagnostics(req nesagent.Request, a, b int) string {
+	ds := slices.Clone(req.Diagnostics)
+	in := func(d nesagent.Diagnostic) bool { return d.Line >= a && d.Line <= b }
+	sort.SliceStable(ds, func(i, j int) bool { return in(ds[i]) && !in(ds[j]) })
+	var out strings.Builder
+	for i, d := range ds {
+		if i == maxDiagnostics {
+			break
+		}
+		sev := d.Severity
+		if sev == "" {
+			sev = "problem"
+		}
+		fmt.Fprintf(&out, "- line %d, %s: %s\n", d.Line+1, sev, clip(strings.ReplaceAll(d.Message, "\n", " ")))
+	}
+	return out.String()
 }
