@@ -351,3 +351,28 @@ func connectInProcess(ag *testagent.Agent) *Agent {
 	}()
 	return Connect(fromAgentR, toAgentW, Options{Log: zerolog.Nop()})
 }
+
+// TestSessionUpdateWithoutSessionIsAFault: an agent the bridge does not ask through prompts has no
+// session of the bridge's, so a session/update from it is logged as a notification the bridge
+// does not take, as any other (the prompt fallback takes session/update only from the agent it
+// prompts).
+func TestSessionUpdateWithoutSessionIsAFault(t *testing.T) {
+	var log testutil.SyncBuffer
+	update := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"none","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`
+	a := scriptedAgent(&log, func(method string, id json.RawMessage) []string {
+		if method != "nes/suggest" {
+			return nil
+		}
+		return []string{update, update, `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"suggestions":[]}}`}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := a.Suggest(ctx, acp.UnstableSuggestNesRequest{Uri: "file:///a"}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "both session/update noted", func() bool { return a.tap.faults.seen(FaultUnknownNotification, "session/update") == 2 })
+	a.Close(context.Background())
+	if l := log.String(); !strings.Contains(l, `"fault":"unknown-notification","method":"session/update","message"`) {
+		t.Errorf("no log line for the session/update:\n%s", l)
+	}
+}

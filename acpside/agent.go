@@ -210,7 +210,8 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 		a.tap.notifications[m] = true
 	}
 	// A prompted agent streams its answers in session/update (prompts.go); any other agent's are
-	// dropped quietly below.
+	// noted below as a notification the bridge does not take (there is no session of the
+	// bridge's to update), once the handler knows whether the agent is prompted.
 	a.tap.notifications[acp.ClientMethodSessionUpdate] = true
 	pr, pw := io.Pipe()
 	go a.tap.pump(r, pw)
@@ -228,6 +229,7 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 				return res, err
 			}
 		} else if method == acp.ClientMethodSessionUpdate && !slices.Contains(opts.Notifications, method) {
+			a.tap.faults.note(zerolog.WarnLevel, FaultUnknownNotification, method, "the agent sent a notification the bridge does not take; ignored", nil)
 			return nil, nil // no session of the bridge's: nothing to update
 		}
 		res, err := inner(ctx, method, params)
