@@ -282,9 +282,12 @@ func (p *prompter) ask(ctx context.Context, text string) (PromptAnswer, error) {
 		p.taint(changed)
 	}
 	if err != nil {
-		// Whatever state the session is in, the next prompt starts a new one.
+		// A prompt the agent ended when cancelled (with an answer, in time, as ACP asks) leaves
+		// its session as it was: cancels come with every newer request, and a session costs the
+		// agent seconds to open. After anything else, whatever state the session is in, the next
+		// prompt starts a new one.
 		p.mu.Lock()
-		if p.session == run.session {
+		if p.session == run.session && (!errors.Is(err, ErrCancelled) || errors.Is(err, errUnclean)) {
 			p.session = ""
 		}
 		if AuthRequired(err) {
@@ -302,6 +305,10 @@ func (p *prompter) ask(ctx context.Context, text string) (PromptAnswer, error) {
 
 // cancelGrace is how long a cancelled prompt is waited for before the bridge stops waiting.
 const cancelGrace = 3 * time.Second
+
+// errUnclean comes with ErrCancelled when the agent did not end a cancelled prompt with an answer
+// within cancelGrace: the state of its session is unknown.
+var errUnclean = errors.New("the agent did not end the cancelled prompt cleanly")
 
 // prompt sends session/prompt and waits for its answer. When ctx ends first, the agent is asked to
 // stop (session/cancel, as ACP has it) and given cancelGrace to answer "cancelled".
@@ -329,9 +336,14 @@ func (p *prompter) prompt(ctx context.Context, session acp.SessionId, text strin
 		p.log.Debug().Err(err).Msg("session/cancel")
 	}
 	select {
-	case <-done:
+	case r := <-done:
+		if r.err != nil {
+			p.log.Debug().Err(r.err).Msg("the agent ended a cancelled prompt with an error; its session is left")
+			return acp.PromptResponse{}, fmt.Errorf("%w: %w", ErrCancelled, errUnclean)
+		}
 	case <-time.After(cancelGrace):
 		p.log.Warn().Msg("the agent did not end a cancelled prompt in time; its session is left")
+		return acp.PromptResponse{}, fmt.Errorf("%w: %w", ErrCancelled, errUnclean)
 	}
 	return acp.PromptResponse{}, ErrCancelled
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -357,5 +358,49 @@ func TestPromptAuthRequired(t *testing.T) {
 	_, err := suggestAt(t, a, context.Background(), 3, 3)
 	if !AuthRequired(err) {
 		t.Fatalf("Suggest: %v, want the agent's auth_required answer", err)
+	}
+}
+
+// TestPromptSessionKeptAfterCancel: a prompt the agent ends when cancelled (stopReason
+// "cancelled", in time) leaves its session for the next prompt, as cancels come with every newer
+// request; one it does not end in time is left, and the next prompt opens a new session.
+func TestPromptSessionKeptAfterCancel(t *testing.T) {
+	for _, ends := range []bool{true, false} {
+		name := map[bool]string{true: "ended", false: "not ended"}[ends]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var prompts atomic.Int32
+			release := make(chan struct{}) // at the test's end, so that no handler outlives it
+			t.Cleanup(func() { close(release) })
+			answer := func(ctx context.Context, conn *acp.Connection, session acp.SessionId, prompt string) (acp.StopReason, error) {
+				if prompts.Add(1) == 1 { // the first is slow
+					<-ctx.Done() // session/cancel
+					if !ends {
+						select { // past the bridge's grace
+						case <-time.After(10 * time.Second):
+						case <-release:
+						}
+					}
+					return acp.StopReasonCancelled, nil
+				}
+				return rewrite(ctx, conn, session, prompt)
+			}
+			a, sa := connectSessionAgent(t, PromptOptions{}, answer, nil)
+			startPrompted(t, a, "package p\n\nfunc f() {\n\tfo(1)\n}\n")
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			if _, err := suggestAt(t, a, ctx, 3, 3); !errors.Is(err, ErrCancelled) {
+				t.Fatalf("a suggestion given up on: %v, want ErrCancelled", err)
+			}
+			sugs, err := suggestAt(t, a, context.Background(), 3, 3)
+			if err != nil || len(sugs) != 1 {
+				t.Fatalf("the prompt after the cancelled one: %v, %v", sugs, err)
+			}
+			sa.mu.Lock()
+			defer sa.mu.Unlock()
+			if want := map[bool]int{true: 1, false: 2}[ends]; sa.sessions != want {
+				t.Errorf("%d sessions, want %d", sa.sessions, want)
+			}
+		})
 	}
 }
