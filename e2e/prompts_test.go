@@ -273,7 +273,7 @@ func jsonOf(v any) string {
 func TestPromptCancelled(t *testing.T) {
 	t.Run("editor cancels", func(t *testing.T) {
 		t.Parallel()
-		s := startPromptSession(t, promptConfig{mode: "slow"})
+		s := startPromptSession(t, promptConfig{mode: "slow", env: map[string]string{"SESSION_AGENT_SLOW_MS": "1500"}})
 		p, res := s.startInline(1)
 		s.waitEvent(t, "prompt", 1)
 		began := time.Now()
@@ -290,6 +290,16 @@ func TestPromptCancelled(t *testing.T) {
 		l := s.waitEvent(t, "cancelled", 1)
 		if len(l.methods("session/cancel")) != 1 {
 			t.Errorf("the agent received %d session/cancel, want 1\n%s", len(l.methods("session/cancel")), l)
+		}
+		// Asked again, the agent answers (after SESSION_AGENT_SLOW_MS), in the same session: it
+		// ended the cancelled prompt as ACP asks, so the session is as good as before.
+		items, _, err := s.inline(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.acceptOne(t, items)
+		if n := len(s.log(t).methods("session/new")); n != 1 {
+			t.Errorf("%d sessions, want 1: a prompt the agent ended when cancelled leaves its session usable", n)
 		}
 	})
 
@@ -310,6 +320,9 @@ func TestPromptCancelled(t *testing.T) {
 		l := s.waitEvent(t, "prompt", 2) // the newer request's prompt, once the older one ended
 		if c := l.events("cancelled"); len(c) != 1 || len(l.methods("session/cancel")) != 1 {
 			t.Errorf("the agent's first prompt was not cancelled (once):\n%s", l)
+		}
+		if n := len(l.methods("session/new")); n != 1 {
+			t.Errorf("%d sessions, want 1: the newer request's prompt goes to the same session", n)
 		}
 		if err := newer.Cancel(); err != nil {
 			t.Fatal(err)
