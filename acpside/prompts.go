@@ -40,6 +40,10 @@ type PromptOptions struct {
 	// Tainted is called, once, when the agent changed a file of the workspace on disk during a
 	// prompt: prompts to this agent stop until it is started again.
 	Tainted func(path string)
+	// Saved, when set, reports a file the editor holds open whose text on disk is the editor's
+	// (the editor saved it, by hand or by auto-save, while the agent was prompted): not the
+	// agent's doing.
+	Saved func(path string) bool
 }
 
 // DefaultPromptTurns is PromptOptions.Turns' default.
@@ -468,7 +472,9 @@ type fileStamp struct {
 // maxWatched bounds the files compared before and after a prompt.
 const maxWatched = 20000
 
-// stamps records the workspace's files (not in .git or node_modules), at most maxWatched.
+// stamps records the workspace's files, at most maxWatched: not those of version control,
+// dependencies and build output (which tools other than the agent write while it is prompted:
+// a language server's build, a package manager), nor editors' swap and backup files.
 func (p *prompter) stamps() map[string]fileStamp {
 	root := p.opts.Workspace()
 	if root == "" {
@@ -480,13 +486,16 @@ func (p *prompter) stamps() map[string]fileStamp {
 			return nil
 		}
 		if d.IsDir() {
-			if path != root && (d.Name() == ".git" || d.Name() == "node_modules") {
+			if path != root && unwatchedDirs[d.Name()] {
 				return filepath.SkipDir
 			}
 			return nil
 		}
 		if len(out) >= maxWatched {
 			return filepath.SkipAll
+		}
+		if editorFile(d.Name()) {
+			return nil
 		}
 		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
 			out[path] = fileStamp{info.Size(), info.ModTime()}
@@ -496,14 +505,31 @@ func (p *prompter) stamps() map[string]fileStamp {
 	return out
 }
 
-// changedOnDisk is a workspace file made, changed or removed since before, or "".
+// unwatchedDirs are folders whose files change without the agent: version control, dependencies,
+// build output, caches.
+var unwatchedDirs = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, ".jj": true, "node_modules": true, "target": true, "build": true,
+	"dist": true, "out": true, "bin": true, "obj": true, "__pycache__": true, ".venv": true, "venv": true,
+	".cache": true, ".gradle": true, ".idea": true, ".vscode": true, ".zig-cache": true, "zig-out": true,
+}
+
+// editorFile reports the swap, backup and lock files editors write beside a file they edit.
+func editorFile(name string) bool {
+	return strings.HasSuffix(name, "~") || strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swo") ||
+		strings.HasSuffix(name, ".swx") || strings.HasPrefix(name, ".#") || (strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#")) ||
+		name == "4913" // Vim's check that it can write in a folder
+}
+
+// changedOnDisk is a workspace file made, changed or removed since before by someone other than
+// the editor, or "".
 func (p *prompter) changedOnDisk(before map[string]fileStamp) string {
 	if before == nil {
 		return ""
 	}
 	after := p.stamps()
+	byEditor := func(path string) bool { return p.opts.Saved != nil && p.opts.Saved(path) }
 	for path, s := range after {
-		if b, ok := before[path]; !ok || b != s {
+		if b, ok := before[path]; (!ok || b != s) && !byEditor(path) {
 			return path
 		}
 	}

@@ -404,3 +404,41 @@ func TestPromptSessionKeptAfterCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestToolsWritingDuringAPromptAreNotTheAgent: build output, editors' swap files and a file the
+// editor saved (Saved) change during a prompt without stopping prompts.
+func TestToolsWritingDuringAPromptAreNotTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "a.go")
+	if err := os.WriteFile(saved, []byte("package p\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "target"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(ctx context.Context, conn *acp.Connection, session acp.SessionId, prompt string) (acp.StopReason, error) {
+		for _, f := range []string{saved, filepath.Join(dir, "target", "out.o"), filepath.Join(dir, ".a.go.swp"), filepath.Join(dir, "a.go~"), filepath.Join(dir, "#a.go#")} {
+			if err := os.WriteFile(f, []byte(time.Now().String()), 0o644); err != nil {
+				return "", err
+			}
+		}
+		return rewrite(ctx, conn, session, prompt)
+	}
+	tainted := false
+	a, sa := connectSessionAgent(t, PromptOptions{
+		Workspace: func() string { return dir },
+		Saved:     func(p string) bool { return p == saved },
+		Tainted:   func(string) { tainted = true },
+	}, answer, nil)
+	startPrompted(t, a, "package p\n\nfunc f() {\n\tfo(1)\n}\n")
+	for i := 0; i < 2; i++ {
+		if _, err := suggestAt(t, a, context.Background(), 3, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sa.mu.Lock()
+	defer sa.mu.Unlock()
+	if tainted || len(sa.prompts) != 2 {
+		t.Errorf("tainted %v after %d prompts; want untouched, 2 prompts", tainted, len(sa.prompts))
+	}
+}

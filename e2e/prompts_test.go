@@ -567,3 +567,41 @@ func TestSDKPeerPrompts(t *testing.T) {
 	}
 	t.Logf("%s", out.String())
 }
+
+// TestPromptEditorSavesDuringAPrompt: while the agent is prompted, the editor saves the file (as
+// auto-save does), a build writes into target/ and the editor its swap file: none of it is the
+// agent's doing, so nobody is blamed and prompts go on.
+func TestPromptEditorSavesDuringAPrompt(t *testing.T) {
+	s := startPromptSession(t, promptConfig{mode: "slow", env: map[string]string{"SESSION_AGENT_SLOW_MS": "1500"}})
+	p, res := s.startInline(1)
+	s.waitEvent(t, "prompt", 1)
+	// The buffer as it is, saved; a build's output; Vim's swap file.
+	if err := os.WriteFile(s.file, []byte(promptText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": s.uri}})
+	if err := os.MkdirAll(filepath.Join(s.dir, "target", "debug"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(s.dir, "target", "debug", "main"), filepath.Join(s.dir, ".main.go.swp")} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) != 1 {
+		t.Errorf("the prompt answered %+v, want the agent's edit", res.Items)
+	}
+	if n := countContaining(s.Record().Messages, "on disk by itself"); n != 0 {
+		t.Errorf("the agent was blamed for the editor's save: %q", s.Record().Messages)
+	}
+	// Asked again, the agent is prompted again.
+	if _, _, err := s.inline(1); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.waitEvent(t, "prompt", 2).methods("session/prompt")); n != 2 {
+		t.Errorf("%d prompts, want 2: prompts go on after the editor saved", n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,7 @@ func (s *Server) promptOptions() *acpside.PromptOptions {
 		Workspace: func() string { return s.workspace().root },
 		Turns:     s.cfg.PromptTurns,
 		Serve:     promptagent.Serve(s.cfg.Version, model.Config{}, slog.New(zerolog.NewSlogHandler(s.log.With().Str("via", "prompts").Logger()))),
+		Saved:     s.savedByEditor,
 		Tainted: func(path string) {
 			if reported.Swap(true) {
 				return
@@ -131,4 +133,19 @@ func (s *Server) progress(ctx context.Context, title, message string) (end func(
 			}
 		}()
 	}
+}
+
+// savedByEditor reports a file open in the editor whose text on disk is the editor's text: the
+// editor saved it (by hand, or auto-save) while the agent was prompted.
+func (s *Server) savedByEditor(path string) bool {
+	key := hostFlavor.key(path)
+	for _, snap := range s.docs.All() {
+		p, ok := hostFlavor.uriToPath(snap.URI)
+		if !ok || hostFlavor.key(p) != key {
+			continue
+		}
+		disk, err := os.ReadFile(path)
+		return err == nil && string(disk) == snap.Text()
+	}
+	return false
 }
