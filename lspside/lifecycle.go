@@ -3,6 +3,7 @@ package lspside
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -42,15 +43,29 @@ type initializeParams struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
 	} `json:"capabilities"`
-	InitializationOptions *struct {
-		Agent *acpside.Command `json:"agent"`
-		// Completion turns the completion-item surface on or off; by default it is on for
-		// clients without inline completion.
-		Completion *bool `json:"completion"`
-		// Prompts is how an agent without Next Edit Suggestions is asked: "explicit" (the
-		// default), "auto" or "off" (prompts.go).
-		Prompts string `json:"prompts"`
-	} `json:"initializationOptions"`
+	InitializationOptions *initOptions `json:"initializationOptions"`
+}
+
+// initOptions are the bridge's initializationOptions.
+type initOptions struct {
+	Agent *acpside.Command `json:"agent"`
+	// Completion turns the completion-item surface on or off; by default it is on for
+	// clients without inline completion.
+	Completion *bool `json:"completion"`
+	// Prompts is how an agent without Next Edit Suggestions is asked: "explicit" (the
+	// default), "auto" or "off" (prompts.go).
+	Prompts string `json:"prompts"`
+}
+
+// UnmarshalJSON takes an empty array as no options: Neovim encodes an empty Lua table
+// (init_options = {}) as [].
+func (o *initOptions) UnmarshalJSON(b []byte) error {
+	if t := strings.TrimSpace(string(b)); t == "[]" {
+		*o = initOptions{}
+		return nil
+	}
+	type plain initOptions
+	return json.Unmarshal(b, (*plain)(o))
 }
 
 // clientCaps is what the bridge needs to know of the client.

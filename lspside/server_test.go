@@ -49,6 +49,8 @@ func TestCapabilitiesAdvertiseOnlyWhatIsImplemented(t *testing.T) {
 		{"client without inline completion", map[string]any{"capabilities": map[string]any{}}, true},
 		{"completion turned off", map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"completion": false}}, false},
 		{"completion turned on", map[string]any{"capabilities": inline, "initializationOptions": map[string]any{"completion": true}}, true},
+		// Neovim encodes init_options = {} as an empty array: no options, not an error.
+		{"options as an empty array", map[string]any{"capabilities": map[string]any{}, "initializationOptions": []any{}}, true},
 		// lsp-mode advertises inline completion as "inlineCompletion": null.
 		{"inline completion advertised as null", map[string]any{"capabilities": map[string]any{"textDocument": map[string]any{"inlineCompletion": nil}}}, false},
 	} {
