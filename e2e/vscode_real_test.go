@@ -110,7 +110,7 @@ func TestVSCodeReal(t *testing.T) {
 	})
 	agentCmd := []string{agent, "--rules", rules, "--log", agentLog, "--focus", "--context", `{"diagnostics":{}}`}
 	t.Cleanup(func() {
-		if !t.Failed() && os.Getenv("DBGV") == "" {
+		if !t.Failed() {
 			return
 		}
 		for _, f := range []string{bridgeLog, agentLog} {
