@@ -16,6 +16,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/rs/zerolog"
+	"go.lsp.dev/uri"
 
 	. "github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/promptagent"
@@ -137,6 +138,11 @@ func say(ctx context.Context, conn *acp.Connection, session acp.SessionId, text 
 	return nil
 }
 
+// docPath is the document of these tests, an absolute path on this platform (C:\w\a.go on
+// Windows), and docURI its file: URI: the agent's edits name the path, the editor the URI.
+var docPath = func() string { p, _ := filepath.Abs(filepath.FromSlash("/w/a.go")); return p }()
+var docURI = string(uri.File(docPath))
+
 var regionRE = regexp.MustCompile(`(?s)<\|editable_region_start\|>\n(.*?)<\|editable_region_end\|>`)
 
 // rewrite answers a prompt with its editable region, every "fo(" made "foo(".
@@ -167,14 +173,14 @@ func startPrompted(t *testing.T, a *Agent, text string) {
 	if err := a.StartNES(ctx, acp.UnstableStartNesRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: "file:///w/a.go", LanguageId: "go", Version: 1, Text: text}); err != nil {
+	if err := a.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: docURI, LanguageId: "go", Version: 1, Text: text}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func suggestAt(t *testing.T, a *Agent, ctx context.Context, line, char int) ([]Suggestion, error) {
 	t.Helper()
-	return a.Suggest(ctx, acp.UnstableSuggestNesRequest{Uri: "file:///w/a.go", Version: 1, Position: acp.UnstablePosition{Line: line, Character: char}, TriggerKind: acp.UnstableNesTriggerKindManual})
+	return a.Suggest(ctx, acp.UnstableSuggestNesRequest{Uri: docURI, Version: 1, Position: acp.UnstablePosition{Line: line, Character: char}, TriggerKind: acp.UnstableNesTriggerKindManual})
 }
 
 // TestPromptedAgentSuggestsFromItsText: an agent without NES is kept; a suggestion is asked with a
@@ -214,7 +220,7 @@ func TestPromptedEditsComeFromToolCallsAndWrites(t *testing.T) {
 					outcome, err = acp.SendRequest[acp.RequestPermissionResponse](conn, ctx, acp.ClientMethodSessionRequestPermission, acp.RequestPermissionRequest{
 						SessionId: session,
 						ToolCall: acp.ToolCallUpdate{ToolCallId: "t1", Content: []acp.ToolCallContent{
-							{Diff: &acp.ToolCallContentDiff{Type: "diff", Path: "/w/a.go", OldText: &old, NewText: "foo(1)"}},
+							{Diff: &acp.ToolCallContentDiff{Type: "diff", Path: docPath, OldText: &old, NewText: "foo(1)"}},
 						}},
 						Options: []acp.PermissionOption{{OptionId: "yes", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce}, {OptionId: "no", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce}},
 					})
@@ -222,7 +228,7 @@ func TestPromptedEditsComeFromToolCallsAndWrites(t *testing.T) {
 						return "", err
 					}
 				} else {
-					_, writeErr = acp.SendRequest[acp.WriteTextFileResponse](conn, ctx, acp.ClientMethodFsWriteTextFile, acp.WriteTextFileRequest{SessionId: session, Path: "/w/a.go", Content: "package p\n\nfunc f() {\n\tfoo(1)\n}\n"})
+					_, writeErr = acp.SendRequest[acp.WriteTextFileResponse](conn, ctx, acp.ClientMethodFsWriteTextFile, acp.WriteTextFileRequest{SessionId: session, Path: docPath, Content: "package p\n\nfunc f() {\n\tfoo(1)\n}\n"})
 				}
 				return acp.StopReasonEndTurn, say(ctx, conn, session, "Done.")
 			}

@@ -2,11 +2,23 @@ package model
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"go.lsp.dev/uri"
+
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
+
+// absPath is /w/NAME as an absolute path on this platform (C:\w\NAME on Windows), and fileURI
+// its file: URI: an agent's edits name paths, the editor URIs.
+func absPath(name string) string {
+	p, _ := filepath.Abs(filepath.FromSlash("/w/" + name))
+	return p
+}
+
+func fileURI(name string) string { return string(uri.File(absPath(name))) }
 
 type fixedCompleter struct {
 	answer Answer
@@ -25,22 +37,22 @@ func TestWithCompleterReadsProposedChanges(t *testing.T) {
 	old := "x := 1"
 	missing := "not there"
 	c := &fixedCompleter{answer: Answer{Text: "ignored when there are changes", Changes: []Change{
-		{Path: "/w/a.go", OldText: &old, NewText: "x := 2"},
-		{Path: "/w/b.go", NewText: "package b\n\nvar y = 3\n"},
-		{Path: "/w/c.go", NewText: "package c\n"},
-		{Path: "/w/a.go", OldText: &missing, NewText: "nothing"},
+		{Path: absPath("a.go"), OldText: &old, NewText: "x := 2"},
+		{Path: absPath("b.go"), NewText: "package b\n\nvar y = 3\n"},
+		{Path: absPath("c.go"), NewText: "package c\n"},
+		{Path: absPath("a.go"), OldText: &missing, NewText: "nothing"},
 	}}}
 	e, err := WithCompleter(Config{}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := "package a\n\nfunc f() {\n\tx := 1\n}\n\nfunc g() {\n\tx := 1\n}\n"
-	req := nesagent.Request{URI: "file:///w/a.go", Text: text, Cursor: len(text) - 4, Open: []nesagent.OpenDocument{{URI: "file:///w/b.go", Text: "package b\n\nvar y = 2\n"}}}
+	req := nesagent.Request{URI: fileURI("a.go"), Text: text, Cursor: len(text) - 4, Open: []nesagent.OpenDocument{{URI: fileURI("b.go"), Text: "package b\n\nvar y = 2\n"}}}
 	sugs, err := e.Suggest(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.got) != 1 || c.got[0].URI != "file:///w/a.go" || c.got[0].System == "" || c.got[0].User == "" {
+	if len(c.got) != 1 || c.got[0].URI != fileURI("a.go") || c.got[0].System == "" || c.got[0].User == "" {
 		t.Fatalf("prompts %+v", c.got)
 	}
 	if len(sugs) != 2 {
@@ -52,7 +64,7 @@ func TestWithCompleterReadsProposedChanges(t *testing.T) {
 		t.Errorf("a.go suggestion %+v, want \"2\" over the second 1 at %d", a, len(text)-4)
 	}
 	b := sugs[1]
-	if b.URI != "file:///w/b.go" || len(b.Edits) != 1 || b.Edits[0].NewText != "3" {
+	if b.URI != fileURI("b.go") || len(b.Edits) != 1 || b.Edits[0].NewText != "3" {
 		t.Errorf("b.go suggestion %+v, want \"3\"", b)
 	}
 }
@@ -66,7 +78,7 @@ func TestWithCompleterReadsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := "package a\n\nvar v = 1\n"
-	sugs, err := e.Suggest(context.Background(), nesagent.Request{URI: "file:///w/a.go", Text: text, Cursor: len(text) - 1})
+	sugs, err := e.Suggest(context.Background(), nesagent.Request{URI: fileURI("a.go"), Text: text, Cursor: len(text) - 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +96,7 @@ func TestPromptShowsDiagnostics(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := "package a\n\nfunc f() {\n\tfo(1)\n}\n\n\n\n\n\nvar z = y\n"
-	_, _ = e.Suggest(context.Background(), nesagent.Request{URI: "file:///w/a.go", Text: text, Cursor: 14 + 3, Diagnostics: []nesagent.Diagnostic{
+	_, _ = e.Suggest(context.Background(), nesagent.Request{URI: fileURI("a.go"), Text: text, Cursor: 14 + 3, Diagnostics: []nesagent.Diagnostic{
 		{Line: 10, Severity: "error", Message: "undefined: y"},
 		{Line: 3, Severity: "error", Message: "undefined: fo"},
 	}})
