@@ -97,16 +97,21 @@ func TestPendingCancelAndProgress(t *testing.T) {
 	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(readWriteCloser{sr, sw}))
 	var mu sync.Mutex
 	waiting := map[string]chan struct{}{} // id -> closed by its $/cancelRequest
+	early := map[string]bool{}            // ids whose $/cancelRequest came before the request was seen
 	conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		switch req.Method() {
 		case "slow":
-			jsonrpc2.Async(ctx)
 			n, _ := req.ID().Number()
 			id := []byte(strconv.FormatInt(n, 10))
 			ch := make(chan struct{})
 			mu.Lock()
-			waiting[string(id)] = ch
+			if early[string(id)] {
+				close(ch)
+			} else {
+				waiting[string(id)] = ch
+			}
 			mu.Unlock()
+			jsonrpc2.Async(ctx)
 			go func() {
 				var res any
 				_, _ = conn.Call(context.Background(), "window/workDoneProgress/create", map[string]any{"token": "t" + string(id)}, &res)
@@ -127,6 +132,8 @@ func TestPendingCancelAndProgress(t *testing.T) {
 			if ch := waiting[string(p.ID)]; ch != nil {
 				close(ch)
 				delete(waiting, string(p.ID))
+			} else {
+				early[string(p.ID)] = true
 			}
 			mu.Unlock()
 		}
