@@ -448,3 +448,35 @@ func TestToolsWritingDuringAPromptAreNotTheAgent(t *testing.T) {
 		t.Errorf("tainted %v after %d prompts; want untouched, 2 prompts", tainted, len(sa.prompts))
 	}
 }
+
+// TestPromptRefusesTerminalsAndRenewsAfterAnError: a terminal the agent asks for during a prompt
+// is refused; a prompt that fails leaves its session, and the next prompt opens a new one.
+func TestPromptRefusesTerminalsAndRenewsAfterAnError(t *testing.T) {
+	var terminalErr error
+	calls := 0
+	answer := func(ctx context.Context, conn *acp.Connection, session acp.SessionId, prompt string) (acp.StopReason, error) {
+		calls++
+		if calls == 1 {
+			_, terminalErr = acp.SendRequest[acp.CreateTerminalResponse](conn, ctx, acp.ClientMethodTerminalCreate, acp.CreateTerminalRequest{SessionId: session, Command: "rm", Args: []string{"-rf", "/"}})
+			return "", errors.New("the model is overloaded")
+		}
+		return rewrite(ctx, conn, session, prompt)
+	}
+	a, sa := connectSessionAgent(t, PromptOptions{}, answer, nil)
+	startPrompted(t, a, "package p\n\nfunc f() {\n\tfo(1)\n}\n")
+	if _, err := suggestAt(t, a, context.Background(), 3, 3); err == nil {
+		t.Error("a failed prompt gave no error")
+	}
+	if terminalErr == nil || !strings.Contains(terminalErr.Error(), "runs no commands") {
+		t.Errorf("terminal/create answered %v, want a refusal", terminalErr)
+	}
+	sugs, err := suggestAt(t, a, context.Background(), 3, 3)
+	if err != nil || len(sugs) != 1 {
+		t.Fatalf("after the error: %+v, %v; want the suggestion", sugs, err)
+	}
+	sa.mu.Lock()
+	defer sa.mu.Unlock()
+	if sa.sessions != 2 {
+		t.Errorf("%d sessions, want 2: a new one after the failed prompt", sa.sessions)
+	}
+}
