@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/rs/zerolog"
@@ -210,19 +212,37 @@ func (p *prompter) open(ctx context.Context) error {
 	return nil
 }
 
-// readOnlyMode picks, among the agent's modes, one in which it only reads: "read-only" first,
-// then one that plans or asks.
+// readOnlyMode picks, among the agent's modes, one in which it only reads: one whose id or name
+// says read-only first, then one that plans, then one that asks. Words are compared whole ("Task"
+// is not "ask").
 func readOnlyMode(s *acp.SessionModeState) (acp.SessionModeId, bool) {
 	if s == nil {
 		return "", false
 	}
-	for _, words := range [][]string{{"read-only", "readonly", "read only", "read_only"}, {"plan"}, {"ask"}} {
+	words := func(m acp.SessionMode) []string {
+		return strings.FieldsFunc(strings.ToLower(string(m.Id)+" "+m.Name), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		})
+	}
+	readOnly := func(w []string) bool {
+		for i, x := range w {
+			if x == "readonly" || (x == "read" && i+1 < len(w) && w[i+1] == "only") {
+				return true
+			}
+		}
+		return false
+	}
+	// A plan or ask mode is named by that word alone ("Plan Mode", "ask"): "Don't Ask" is the
+	// opposite.
+	only := func(word string) func([]string) bool {
+		return func(w []string) bool {
+			return slices.Contains(w, word) && !slices.ContainsFunc(w, func(x string) bool { return x != word && x != "mode" })
+		}
+	}
+	for _, is := range []func([]string) bool{readOnly, only("plan"), only("ask")} {
 		for _, m := range s.AvailableModes {
-			name := strings.ToLower(string(m.Id) + " " + m.Name)
-			for _, w := range words {
-				if strings.Contains(name, w) {
-					return m.Id, true
-				}
+			if is(words(m)) {
+				return m.Id, true
 			}
 		}
 	}
