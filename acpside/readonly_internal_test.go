@@ -20,8 +20,8 @@ func TestReadOnlyMode(t *testing.T) {
 		modes *acp.SessionModeState
 		want  string
 	}{
-		{"codex", modes([2]string{"read-only", "Read Only"}, [2]string{"auto", "Default"}, [2]string{"full-access", "Full Access"}), "read-only"},
-		{"claude", modes([2]string{"default", "Default"}, [2]string{"acceptEdits", "Accept Edits"}, [2]string{"plan", "Plan Mode"}, [2]string{"dontAsk", "Don't Ask"}), "plan"},
+		{"a read-only id", modes([2]string{"read-only", "Read Only"}, [2]string{"auto", "Default"}, [2]string{"full-access", "Full Access"}), "read-only"},
+		{"claude-agent-acp's modes (docs/real-agents.md)", modes([2]string{"default", "Default"}, [2]string{"acceptEdits", "Accept Edits"}, [2]string{"plan", "Plan Mode"}, [2]string{"dontAsk", "Don't Ask"}), "plan"},
 		{"read only by name", modes([2]string{"m1", "Write"}, [2]string{"m2", "Read only"}), "m2"},
 		{"ask", modes([2]string{"code", "Code"}, [2]string{"ask", "Ask"}), "ask"},
 		{"words whole", modes([2]string{"task", "Task Runner"}, [2]string{"planet", "Planet"}), ""},
