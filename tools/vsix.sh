@@ -95,8 +95,8 @@ goplatform() {
 
 # Every binary first. Those that `make dist` left are used as they are, unless the one this machine
 # can run says it is another version (they all come from one run, and their build info does not
-# record the stamp): then they are all built again. A missing one is built exactly as `make dist`
-# builds it.
+# record the stamp): then they are all built again. A missing one is built by `make dist`'s own
+# code.
 stale=
 hostos=$("$GO" env GOHOSTOS)
 hostfile="$bin/${hostos}_$("$GO" env GOHOSTARCH)/acp-lsp-bridge"
@@ -108,6 +108,7 @@ if [ -f "$hostfile" ]; then
 		stale=1
 	fi
 fi
+missing=
 for target in $targets; do
 	goplatform "$target"
 	file="$bin/${goos}_$goarch/acp-lsp-bridge$exe"
@@ -116,12 +117,12 @@ for target in $targets; do
 		continue
 	fi
 	echo "vsix.sh: $target: building $file"
-	mkdir -p "$(dirname "$file")"
-	CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch "$GO" build -trimpath -buildvcs=false \
-		-ldflags "-s -w -buildid= -X github.com/acp-lsp-bridge/acp-lsp-bridge/internal/buildinfo.stamped=$version" \
-		-o "$file.tmp" ./cmd/acp-lsp-bridge
-	mv "$file.tmp" "$file"
+	missing="$missing${missing:+,}$goos/$goarch"
 done
+# Built by the same code as the release archives' (tools/dist), so that they are the same bytes.
+if [ -n "$missing" ]; then
+	"$GO" run ./tools/dist -version "$version" -targets "$missing" -bin "$bin"
+fi
 
 # A copy of the extension, so that the source tree stays as it is: its own node_modules, out and
 # bin, and the version set. vsce packages every file in it (but .vscodeignore's): vsce's output

@@ -32,11 +32,14 @@ const usage = `dist: build acp-lsp-bridge's release archives.
 
 Usage (from the module's root):
   go run ./tools/dist -version v1.2.3 [-out dist] [-targets linux/amd64,...] [-check]
+  go run ./tools/dist -version v1.2.3 -bin DIR [-targets linux/amd64,...]
 
 Writes OUT/acp-lsp-bridge_<version>_<os>_<arch>.tar.gz (.zip for windows), each holding the
 folder acp-lsp-bridge_<version>_<os>_<arch>/ with the binary, README.md and LICENSE;
 OUT/SHA256SUMS; and the bare binaries in OUT/bin/<os>_<arch>/. <version> drops a leading "v".
 -check builds everything a second time in a temporary folder and fails unless every byte matches.
+-bin builds only the bare binaries, into DIR/<os>_<arch>/, as the archives hold them (tools/vsix.sh
+puts them in the VS Code packages).
 `
 
 func main() {
@@ -46,6 +49,7 @@ func main() {
 	out := fs.String("out", "dist", "the folder to write the archives to")
 	targets := fs.String("targets", strings.Join(Targets, ","), "the platforms, comma-separated GOOS/GOARCH pairs")
 	check := fs.Bool("check", false, "build twice and fail unless the archives are byte for byte the same")
+	binOnly := fs.String("bin", "", "build only the bare binaries, into this `folder`/<os>_<arch>/ (no archives)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
@@ -54,6 +58,13 @@ func main() {
 		os.Exit(2)
 	}
 	r := Release{Version: *version, Targets: strings.Split(*targets, ","), Root: ".", Log: os.Stderr}
+	if *binOnly != "" {
+		if _, err := r.BuildBinaries(*binOnly); err != nil {
+			fmt.Fprintln(os.Stderr, "dist:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := r.Build(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "dist:", err)
 		os.Exit(1)
@@ -105,23 +116,15 @@ func (r Release) Build(out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	bins, err := r.BuildBinaries(filepath.Join(out, "bin"))
+	if err != nil {
+		return err
+	}
 	sums := map[string]string{}
-	for _, target := range r.Targets {
-		goos, goarch, ok := strings.Cut(target, "/")
-		if !ok {
-			return fmt.Errorf("target %q: want GOOS/GOARCH", target)
-		}
-		exe := "acp-lsp-bridge"
-		if goos == "windows" {
-			exe += ".exe"
-		}
-		bin := filepath.Join(out, "bin", goos+"_"+goarch, exe)
-		if r.Log != nil {
-			fmt.Fprintf(r.Log, "dist: %s %s\n", target, r.Version)
-		}
-		if err := r.buildBinary(goos, goarch, bin); err != nil {
-			return err
-		}
+	for i, target := range r.Targets {
+		goos, goarch, _ := strings.Cut(target, "/")
+		bin := bins[i]
+		exe := filepath.Base(bin)
 		binary, err := os.ReadFile(bin)
 		if err != nil {
 			return err
@@ -146,6 +149,31 @@ func (r Release) Build(out string) error {
 		sums[name] = hex.EncodeToString(sum[:])
 	}
 	return os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(SumsFile(sums)), 0o644)
+}
+
+// BuildBinaries builds the bridge for each target into dir/<os>_<arch>/ and returns their paths,
+// in the order of Targets.
+func (r Release) BuildBinaries(dir string) ([]string, error) {
+	var bins []string
+	for _, target := range r.Targets {
+		goos, goarch, ok := strings.Cut(target, "/")
+		if !ok {
+			return nil, fmt.Errorf("target %q: want GOOS/GOARCH", target)
+		}
+		exe := "acp-lsp-bridge"
+		if goos == "windows" {
+			exe += ".exe"
+		}
+		bin := filepath.Join(dir, goos+"_"+goarch, exe)
+		if r.Log != nil {
+			fmt.Fprintf(r.Log, "dist: %s %s\n", target, r.Version)
+		}
+		if err := r.buildBinary(goos, goarch, bin); err != nil {
+			return nil, err
+		}
+		bins = append(bins, bin)
+	}
+	return bins, nil
 }
 
 // buildBinary builds the bridge for one platform, stamped with the version.
