@@ -630,9 +630,9 @@ func (a *Agent) suggestFront(ctx context.Context, req acp.UnstableSuggestNesRequ
 		return nil, ErrCancelled
 	}
 	if err != nil {
-		if authErr := a.prompter().takeAuthErr(); authErr != nil {
-			// As it came from the agent, so that the bridge asks the user to sign in.
-			return nil, authErr
+		if failure := a.prompter().takeFailure(); failure != nil {
+			// As the prompt failed (auth_required, ErrPromptsStopped), not as text.
+			return nil, failure
 		}
 		return nil, fmt.Errorf("nes/suggest: %w", err)
 	}

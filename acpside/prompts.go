@@ -86,10 +86,11 @@ type prompter struct {
 	turns   int    // prompts in this session
 	cur     *promptRun
 	tainted string
-	// authErr is the auth_required answer of the last prompt (claude-agent-acp opens sessions
-	// before sign-in and refuses the first prompt): Suggest returns it as it was, so that the
-	// bridge runs the sign-in dialog.
-	authErr error
+	// failure is why the last prompt failed, as it came (the agent's auth_required answer:
+	// claude-agent-acp opens sessions before sign-in and refuses the first prompt; or
+	// ErrPromptsStopped): the in-process agent passes it on as text, so Suggest returns this
+	// instead, and the bridge can tell a sign-in from a stop.
+	failure error
 }
 
 // promptRun is one prompt in flight and what the agent answered so far.
@@ -251,8 +252,17 @@ func readOnlyMode(s *acp.SessionModeState) (acp.SessionModeId, bool) {
 
 // ask sends one prompt and returns the agent's answer: its message text, and the edits it
 // proposed through tool calls, permission requests or fs/write_text_file. A newer prompt
-// supersedes one in flight (that one is cancelled: session/cancel).
+// supersedes one in flight (that one is cancelled: session/cancel). Its error is kept for Suggest
+// (failure).
 func (p *prompter) ask(ctx context.Context, text string) (PromptAnswer, error) {
+	ans, err := p.askOnce(ctx, text)
+	p.mu.Lock()
+	p.failure = err
+	p.mu.Unlock()
+	return ans, err
+}
+
+func (p *prompter) askOnce(ctx context.Context, text string) (PromptAnswer, error) {
 	p.mu.Lock()
 	if p.tainted != "" {
 		p.mu.Unlock()
@@ -276,11 +286,6 @@ func (p *prompter) ask(ctx context.Context, text string) (PromptAnswer, error) {
 	p.mu.Unlock()
 	if session == "" || turns >= p.opts.Turns {
 		if err := p.open(ctx); err != nil {
-			if AuthRequired(err) {
-				p.mu.Lock()
-				p.authErr = err
-				p.mu.Unlock()
-			}
 			return PromptAnswer{}, err
 		}
 	}
@@ -313,9 +318,6 @@ func (p *prompter) ask(ctx context.Context, text string) (PromptAnswer, error) {
 		p.mu.Lock()
 		if p.session == run.session && (!errors.Is(err, ErrCancelled) || errors.Is(err, errUnclean)) {
 			p.session = ""
-		}
-		if AuthRequired(err) {
-			p.authErr = err
 		}
 		p.mu.Unlock()
 		return PromptAnswer{}, err
@@ -372,12 +374,12 @@ func (p *prompter) prompt(ctx context.Context, session acp.SessionId, text strin
 	return acp.PromptResponse{}, ErrCancelled
 }
 
-// takeAuthErr returns and forgets the auth_required answer of the last prompt.
-func (p *prompter) takeAuthErr() error {
+// takeFailure returns and forgets why the last prompt failed.
+func (p *prompter) takeFailure() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	err := p.authErr
-	p.authErr = nil
+	err := p.failure
+	p.failure = nil
 	return err
 }
 

@@ -320,8 +320,9 @@ func TestAgentWritingOnDiskStopsPrompts(t *testing.T) {
 		mu.Unlock()
 	}}, answer, nil)
 	startPrompted(t, a, "package p\n\nfunc f() {\n\tfo(1)\n}\n")
-	for i := 0; i < 2; i++ {
-		_, _ = suggestAt(t, a, context.Background(), 3, 3)
+	_, _ = suggestAt(t, a, context.Background(), 3, 3)
+	if _, err := suggestAt(t, a, context.Background(), 3, 3); !errors.Is(err, ErrPromptsStopped) {
+		t.Errorf("the request after the write: %v, want ErrPromptsStopped", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -111,7 +111,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		}
 		s.log.Warn().Dur("timeout", timeout).Msg("nes/suggest timed out")
 		return nil, nil
-	case errors.Is(err, acpside.ErrPromptsStopped) || (err != nil && strings.Contains(err.Error(), acpside.ErrPromptsStopped.Error())):
+	case errors.Is(err, acpside.ErrPromptsStopped):
 		s.log.Debug().Str("uri", uri).Msg("empty result: prompts to the agent are stopped")
 		return nil, nil
 	case acpside.AuthRequired(err):
