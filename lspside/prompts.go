@@ -62,16 +62,13 @@ func (s *Server) promptOptions() *acpside.PromptOptions {
 	if s.promptsMode() == PromptsOff {
 		return nil
 	}
-	reported := new(atomic.Bool)
 	return &acpside.PromptOptions{
 		Workspace: func() string { return s.workspace().root },
 		Turns:     s.cfg.PromptTurns,
 		Serve:     promptagent.Serve(s.cfg.Version, model.Config{}, slog.New(zerolog.NewSlogHandler(s.log.With().Str("via", "prompts").Logger()))),
 		Saved:     s.savedByEditor,
+		// Called once per agent (acpside reports the first file only).
 		Tainted: func(path string) {
-			if reported.Swap(true) {
-				return
-			}
 			s.showMessage(context.Background(), protocol.MessageTypeError, fmt.Sprintf(
 				"acp-lsp-bridge: the agent changed %s on disk by itself while it was asked for a suggestion. "+
 					"The bridge asks it nothing more; check the file, then run the command %s to ask it again.", path, CommandRestart))
