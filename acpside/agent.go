@@ -320,36 +320,49 @@ func (a *Agent) Initialize(ctx context.Context) (*acp.InitializeResponse, error)
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
+	if err := a.recordInit(&resp); err != nil {
+		return &resp, err
+	}
+	switch nesCaps := resp.AgentCapabilities.Nes; {
+	case nesCaps != nil:
+		a.mu.Lock()
+		a.adopt(nesCaps)
+		a.mu.Unlock()
+		return &resp, nil
+	case a.opts.Prompts != nil:
+		// Asked through prompts: the in-process NES agent in front says what it wants.
+		return &resp, a.initializeFront(ctx, req)
+	}
+	return &resp, ErrNoNES
+}
+
+// recordInit keeps the agent's initialize answer and the position encoding it chose.
+func (a *Agent) recordInit(resp *acp.InitializeResponse) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.init = &resp
-	a.enc = encoding.UTF16
-	if pe := resp.AgentCapabilities.PositionEncoding; pe != nil {
-		k, ok := encoding.ParseKind(string(*pe))
-		if !ok {
-			return &resp, fmt.Errorf("initialize: the agent chose position encoding %q, which is not one of utf-8, utf-16, utf-32", *pe)
-		}
-		if !offered(a.opts.Encodings, k) {
-			a.log.Warn().Str("encoding", k.String()).Msg("the agent chose a position encoding the bridge did not offer; using it anyway")
-		}
-		a.enc = k
+	a.init = resp
+	k, err := chosenEncoding(resp)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
 	}
-	nesCaps := resp.AgentCapabilities.Nes
-	if nesCaps == nil && a.opts.Prompts != nil {
-		// Asked through prompts: the in-process NES agent in front says what it wants.
-		a.mu.Unlock()
-		err := a.initializeFront(ctx, req)
-		a.mu.Lock()
-		if err != nil {
-			return &resp, err
-		}
-		return &resp, nil
+	if resp.AgentCapabilities.PositionEncoding != nil && !offered(a.opts.Encodings, k) {
+		a.log.Warn().Str("encoding", k.String()).Msg("the agent chose a position encoding the bridge did not offer; using it anyway")
 	}
-	if nesCaps == nil {
-		return &resp, ErrNoNES
+	a.enc = k
+	return nil
+}
+
+// chosenEncoding is the position encoding an initialize answer chose: utf-16 when it names none.
+func chosenEncoding(resp *acp.InitializeResponse) (encoding.Kind, error) {
+	pe := resp.AgentCapabilities.PositionEncoding
+	if pe == nil {
+		return encoding.UTF16, nil
 	}
-	a.adopt(nesCaps)
-	return &resp, nil
+	k, ok := encoding.ParseKind(string(*pe))
+	if !ok {
+		return encoding.UTF16, fmt.Errorf("the agent chose position encoding %q, which is not one of utf-8, utf-16, utf-32", *pe)
+	}
+	return k, nil
 }
 
 // initializeFront starts the in-process NES agent for a prompted agent and initializes it with
@@ -363,17 +376,16 @@ func (a *Agent) initializeFront(ctx context.Context, req acp.InitializeRequest) 
 	if err != nil {
 		return fmt.Errorf("initialize (prompts): %w", err)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.enc = encoding.UTF16
-	if pe := resp.AgentCapabilities.PositionEncoding; pe != nil {
-		if k, ok := encoding.ParseKind(string(*pe)); ok {
-			a.enc = k
-		}
+	k, err := chosenEncoding(&resp)
+	if err != nil {
+		return fmt.Errorf("initialize (prompts): %w", err)
 	}
 	if resp.AgentCapabilities.Nes == nil {
 		return errors.New("initialize (prompts): no nes capability")
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.enc = k
 	a.adopt(resp.AgentCapabilities.Nes)
 	return nil
 }
