@@ -241,6 +241,10 @@ func TestPromptTextAnswer(t *testing.T) {
 		if rec := s.Record(); len(rec.Created) != 0 || len(rec.Progress) != 0 {
 			t.Errorf("progress shown to an editor that did not advertise window.workDoneProgress: %s %s", rec.Created, rec.Progress)
 		}
+		// The in-process agent and the prompts write nowhere but their pipes and the log.
+		if err := s.stdout.verify(); err != nil {
+			t.Error(err)
+		}
 	})
 
 	t.Run("auto", func(t *testing.T) {
