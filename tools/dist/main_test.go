@@ -29,7 +29,7 @@ func TestArchivesAreTheSameEachTime(t *testing.T) {
 	for _, kind := range []struct {
 		name string
 		make func(string, []File, time.Time) ([]byte, error)
-		list func(*testing.T, []byte) map[string]os.FileMode
+		list func(*testing.T, []byte) map[string]entry
 	}{{"tar.gz", TarGz, tarEntries}, {"zip", Zip, zipEntries}} {
 		a, err := kind.make("acp-lsp-bridge_1.2.3_linux_amd64", files, at)
 		if err != nil {
@@ -49,7 +49,10 @@ func TestArchivesAreTheSameEachTime(t *testing.T) {
 		if bytes.Equal(a, c) {
 			t.Errorf("%s: a changed file left the archive as it was", kind.name)
 		}
-		got := kind.list(t, a)
+		got := map[string]os.FileMode{}
+		for n, e := range kind.list(t, a) {
+			got[n] = e.mode
+		}
 		want := map[string]os.FileMode{
 			"acp-lsp-bridge_1.2.3_linux_amd64/":               os.ModeDir | 0o755,
 			"acp-lsp-bridge_1.2.3_linux_amd64/README.md":      0o644,
@@ -66,14 +69,21 @@ func TestArchivesAreTheSameEachTime(t *testing.T) {
 	}
 }
 
-func tarEntries(t *testing.T, b []byte) map[string]os.FileMode {
+// entry is a file in an archive: its mode and its bytes.
+type entry struct {
+	mode os.FileMode
+	data []byte
+}
+
+// tarEntries reads a .tar.gz archive, and fails t if an entry names an owner.
+func tarEntries(t *testing.T, b []byte) map[string]entry {
 	t.Helper()
 	gz, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(gz)
-	out := map[string]os.FileMode{}
+	out := map[string]entry{}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -85,19 +95,33 @@ func tarEntries(t *testing.T, b []byte) map[string]os.FileMode {
 		if h.Uid != 0 || h.Gid != 0 || h.Uname != "" || h.Gname != "" {
 			t.Errorf("%s is owned by %d/%d %q/%q, want nobody in particular", h.Name, h.Uid, h.Gid, h.Uname, h.Gname)
 		}
-		out[h.Name] = h.FileInfo().Mode()
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[h.Name] = entry{h.FileInfo().Mode(), data}
 	}
 }
 
-func zipEntries(t *testing.T, b []byte) map[string]os.FileMode {
+// zipEntries reads a .zip archive.
+func zipEntries(t *testing.T, b []byte) map[string]entry {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]os.FileMode{}
+	out := map[string]entry{}
 	for _, f := range zr.File {
-		out[f.Name] = f.Mode()
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f.Name] = entry{f.Mode(), data}
 	}
 	return out
 }
@@ -159,17 +183,21 @@ func TestReleaseBuild(t *testing.T) {
 		goos, goarch, _ := strings.Cut(target, "/")
 		folder := ArchiveName(version, goos, goarch)
 		exe := "acp-lsp-bridge"
-		var files map[string][]byte
+		archive, read := filepath.Join(first, folder+".tar.gz"), tarEntries
 		if goos == "windows" {
 			exe += ".exe"
-			files = unzip(t, filepath.Join(first, folder+".zip"))
-		} else {
-			files = untar(t, filepath.Join(first, folder+".tar.gz"))
+			archive, read = filepath.Join(first, folder+".zip"), zipEntries
 		}
-		if !bytes.Equal(files[folder+"/LICENSE"], license) || len(files[folder+"/README.md"]) == 0 {
+		b, err := os.ReadFile(archive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := read(t, b)
+		if !bytes.Equal(files[folder+"/LICENSE"].data, license) || len(files[folder+"/README.md"].data) == 0 {
 			t.Errorf("%s: the archive lacks LICENSE or README.md (holds %d files)", target, len(files))
 		}
-		bin, ok := files[folder+"/"+exe]
+		file, ok := files[folder+"/"+exe]
+		bin := file.data
 		if !ok {
 			t.Errorf("%s: no %s in the archive", target, exe)
 			continue
@@ -192,58 +220,6 @@ func TestReleaseBuild(t *testing.T) {
 			}
 		}
 	}
-}
-
-func untar(t *testing.T, path string) map[string][]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	out := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[h.Name] = b
-	}
-}
-
-func unzip(t *testing.T, path string) map[string][]byte {
-	t.Helper()
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	out := map[string][]byte{}
-	for _, f := range zr.File {
-		r, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(r)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[f.Name] = b
-	}
-	return out
 }
 
 // platformOf reads a binary's headers: GOOS/GOARCH as Go names them.
