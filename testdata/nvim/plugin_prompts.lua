@@ -24,22 +24,9 @@ local api = vim.api
 local T = dofile(os.getenv('NVIM_TEST_LIB'))
 local check, wait_for, sleep, ghost = T.check, T.wait_for, T.sleep, T.ghost
 
--- The requests and notifications of method that the agent logged.
-local function agent_msgs(method)
-  local found = {}
-  local fh = io.open(os.getenv('SESSION_AGENT_LOG'), 'r')
-  if not fh then
-    return found
-  end
-  for line in fh:lines() do
-    local ok, msg = pcall(vim.json.decode, line)
-    if ok and type(msg) == 'table' and msg.method == method then
-      table.insert(found, msg)
-    end
-  end
-  fh:close()
-  return found
-end
+-- The requests and notifications the agent logged, read by T.agent_msgs.
+T.agent_log = os.getenv('SESSION_AGENT_LOG')
+local agent_msgs = T.agent_msgs
 
 T.install()
 require('acp_lsp_bridge').setup({

@@ -52,7 +52,8 @@ function T.check(ok, what)
   return ok
 end
 
--- The messages of method the agent logged (acp-test-agent --log T.agent_log).
+-- The messages of method the agent logged in T.agent_log, a JSON object a line with its method
+-- (acp-test-agent --log T.agent_log; session-agent.mjs's SESSION_AGENT_LOG).
 function T.agent_msgs(method)
   local found = {}
   local fh = io.open(T.agent_log, 'r')
