@@ -226,11 +226,8 @@ func runNeovimScript(t *testing.T, args []string, script, done string, env ...st
 		"ACP_LSP_BRIDGE="+bridge,
 		"ACP_TEST_AGENT="+agent,
 		"NVIM_TEST_DIR="+work,
-		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
-		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
-		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
 	)
+	cmd.Env = append(cmd.Env, xdgDirs(xdg)...)
 	cmd.Env = append(cmd.Env, env...)
 	b, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(b), done) {

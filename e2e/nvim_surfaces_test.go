@@ -255,11 +255,8 @@ func surfacesRun(t *testing.T, nvim, script, bridge string, agentCmd []string, e
 		"NVIM_TEST_ENCODING="+enc,
 		"NVIM_TEST_AGENT_ENCODING="+agentEnc,
 		"NVIM_TEST_DIR="+work,
-		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
-		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
-		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
 	)
+	cmd.Env = append(cmd.Env, xdgDirs(xdg)...)
 	// The script starts the bridge in Neovim's process group (detached = false), so on timeout
 	// the whole group goes.
 	ownGroup(cmd)

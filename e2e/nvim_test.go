@@ -72,12 +72,9 @@ func nvimRun(t *testing.T, nvim, script, bridge, agent, enc, agentEnc string) {
 		"NVIM_TEST_AGENT_ENCODING="+agentEnc,
 		"NVIM_TEST_AGENT_SYNC=incremental",
 		"NVIM_TEST_DIR="+work,
-		// Keep Neovim's state (the LSP log, shada, swap) inside the test's directory.
-		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
-		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
-		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
 	)
+	// Keep Neovim's state (the LSP log, shada, swap) inside the test's directory.
+	cmd.Env = append(cmd.Env, xdgDirs(xdg)...)
 	// The script starts the bridge in Neovim's process group (detached = false), so on timeout
 	// the whole group goes.
 	ownGroup(cmd)
@@ -238,4 +235,15 @@ func nvimVerdict(t *testing.T, ctxErr, runErr error, output, agentLog string, li
 		}
 	}
 	return failed
+}
+
+// xdgDirs is the environment that gives a program (Neovim) its config, data, state and cache
+// directories of its own under dir.
+func xdgDirs(dir string) []string {
+	return []string{
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
+		"XDG_DATA_HOME=" + filepath.Join(dir, "data"),
+		"XDG_STATE_HOME=" + filepath.Join(dir, "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
+	}
 }
