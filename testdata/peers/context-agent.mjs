@@ -47,23 +47,15 @@
 // they come off stdin, and a nes/suggest waits until every document notification before it on the
 // wire was applied to the mirror (or rejected by the SDK).
 
-import { createRequire } from "node:module";
-import { pathToFileURL, fileURLToPath } from "node:url";
-import path from "node:path";
-import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { loadSDK, jsonLog, stdio } from "./agent-kit.mjs";
 
-const modulesDir = process.env.PEERS_NODE_MODULES;
 const LOG = process.env.CONTEXT_AGENT_LOG || "";
-if (!modulesDir || !LOG) {
+if (!process.env.PEERS_NODE_MODULES || !LOG) {
   process.stderr.write("context-agent: PEERS_NODE_MODULES and CONTEXT_AGENT_LOG must be set\n");
   process.exit(2);
 }
-const require = createRequire(modulesDir.replace(/\/?$/, "/"));
-const nesEntry = require.resolve("@agentclientprotocol/sdk/experimental/nes");
-const acp = await import(pathToFileURL(nesEntry).href);
-// The SDK's schemas of the core protocol (fs/read_text_file, session/request_permission): the
-// package does not export them, so they are loaded from the file its NES entry point imports.
-const core = await import(pathToFileURL(path.join(path.dirname(nesEntry), "../v1/unstable/schema/zod.gen.js")).href);
+const { acp, core } = await loadSDK("context-agent", { core: true });
 
 let READS = [];
 try {
@@ -73,17 +65,7 @@ try {
   process.exit(2);
 }
 
-function log(obj) {
-  try {
-    fs.appendFileSync(LOG, JSON.stringify({ t: Math.round(performance.now()), ...obj }) + "\n");
-  } catch (e) {
-    process.stderr.write(`context-agent: cannot write log: ${e}\n`);
-  }
-}
-function issue(text, extra = {}) {
-  log({ issue: text, ...extra });
-  process.stderr.write(`context-agent: issue: ${text} ${JSON.stringify(extra)}\n`);
-}
+const { log, issue } = jsonLog("context-agent", LOG);
 log({ event: "start", pid: process.pid });
 
 // ---------------------------------------------------------------------------------------------
@@ -176,32 +158,18 @@ const requests = new Map(); // JSON id -> {seq, raw, documentsBefore}
 let documentsOnWire = 0; // document notifications read so far
 let documentsDone = 0; // ... applied or rejected by the SDK
 let waiters = [];
-let rest = Buffer.alloc(0);
 
-function tapIn(chunk) {
-  let buf = Buffer.concat([rest, chunk]);
-  for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
-    const line = buf.subarray(0, nl).toString("utf8").trim();
-    buf = buf.subarray(nl + 1);
-    if (!line) continue;
-    let msg;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      issue("unparsable line on stdin", { line: line.slice(0, 200) });
-      continue;
-    }
-    seq++;
-    if (msg === null || typeof msg !== "object" || typeof msg.method !== "string") continue;
-    if ("id" in msg) {
-      requests.set(JSON.stringify(msg.id), { seq, raw: msg.params, documentsBefore: documentsOnWire });
-      continue;
-    }
-    if (DOCUMENT.has(msg.method)) documentsOnWire++;
-    if (!pending.has(msg.method)) pending.set(msg.method, []);
-    pending.get(msg.method).push({ seq, raw: msg.params });
+// tapIn records each message read from stdin, before the SDK gets it.
+function tapIn(msg) {
+  seq++;
+  if (msg === null || typeof msg !== "object" || typeof msg.method !== "string") return;
+  if ("id" in msg) {
+    requests.set(JSON.stringify(msg.id), { seq, raw: msg.params, documentsBefore: documentsOnWire });
+    return;
   }
-  rest = buf;
+  if (DOCUMENT.has(msg.method)) documentsOnWire++;
+  if (!pending.has(msg.method)) pending.set(msg.method, []);
+  pending.get(msg.method).push({ seq, raw: msg.params });
 }
 
 function delivered(method) {
@@ -383,41 +351,17 @@ app.onNotification("*", () => {});
 // Streams: stdin through the tap; stdout through a tap that records the error responses the SDK
 // sends (a request whose params failed validation gets one).
 
-const input = new ReadableStream({
-  start(controller) {
-    process.stdin.on("data", (chunk) => {
-      tapIn(chunk);
-      controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    });
-    process.stdin.on("end", () => {
-      log({ event: "stdin-closed" });
-      controller.close();
-    });
-    process.stdin.on("error", (err) => controller.error(err));
-  },
-});
-
-const decoder = new TextDecoder();
-const output = new WritableStream({
-  write(chunk) {
-    for (const line of decoder.decode(chunk).split("\n")) {
-      if (!line.trim()) continue;
-      try {
-        const msg = JSON.parse(line);
-        if (msg && msg.error && "id" in msg && !("method" in msg)) {
-          const req = requests.get(JSON.stringify(msg.id));
-          log({ sdkError: { response: msg, seq: req?.seq, raw: req?.raw } });
-        }
-      } catch {
-        // not ours to judge
-      }
+const { input, output } = stdio({
+  issue,
+  onIn: tapIn,
+  onOut(msg) {
+    if (msg && msg.error && "id" in msg && !("method" in msg)) {
+      const req = requests.get(JSON.stringify(msg.id));
+      log({ sdkError: { response: msg, seq: req?.seq, raw: req?.raw } });
     }
-    return new Promise((resolve, reject) => {
-      process.stdout.write(chunk, (err) => (err ? reject(err) : resolve()));
-    });
   },
+  onEnd: () => log({ event: "stdin-closed" }),
 });
-process.stdout.on("error", () => process.exit(0));
 
 const connection = app.connect(acp.ndJsonStream(output, input));
 connection.closed.then(() => {

@@ -59,17 +59,11 @@
 // the handlers run reject, didChange, didSave). The agent therefore numbers messages as they
 // come off stdin, and applies the SDK-validated notifications strictly in that order.
 
-import { createRequire } from "node:module";
-import { pathToFileURL, fileURLToPath } from "node:url";
+import { fileURLToPath } from "node:url";
 import fs from "node:fs";
+import { loadSDK, jsonLog, stdio } from "./agent-kit.mjs";
 
-const modulesDir = process.env.PEERS_NODE_MODULES;
-if (!modulesDir) {
-  process.stderr.write("nes-agent: PEERS_NODE_MODULES is not set\n");
-  process.exit(2);
-}
-const require = createRequire(modulesDir.replace(/\/?$/, "/"));
-const acp = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk/experimental/nes")).href);
+const { acp } = await loadSDK("nes-agent");
 
 const SYNC = process.env.NES_AGENT_SYNC || "incremental";
 const WANT_ENCODING = process.env.NES_AGENT_ENCODING || "utf-16";
@@ -77,18 +71,7 @@ const LOG = process.env.NES_AGENT_LOG || "";
 const KINDS = process.env.NES_AGENT_KINDS === "1";
 const ENCODINGS = ["utf-8", "utf-16", "utf-32"];
 
-function log(obj) {
-  if (!LOG) return;
-  try {
-    fs.appendFileSync(LOG, JSON.stringify({ t: Math.round(performance.now()), ...obj }) + "\n");
-  } catch (e) {
-    process.stderr.write(`nes-agent: cannot write log: ${e}\n`);
-  }
-}
-function issue(text, extra = {}) {
-  log({ issue: text, ...extra });
-  process.stderr.write(`nes-agent: issue: ${text} ${JSON.stringify(extra)}\n`);
-}
+const { log, issue } = jsonLog("nes-agent", LOG);
 
 if (!["incremental", "full"].includes(SYNC)) issue(`bad NES_AGENT_SYNC ${SYNC}`);
 if (!ENCODINGS.includes(WANT_ENCODING)) issue(`bad NES_AGENT_ENCODING ${WANT_ENCODING}`);
@@ -482,41 +465,25 @@ const perMethod = new Map(); // method -> queue of entries not yet seen by the S
 let drained = 0; // ordered[0..drained) have been applied
 let waiters = []; // {count, resolve}
 const requests = new Map(); // JSON id -> {seq, method, raw, orderedBefore}
-let tapRest = Buffer.alloc(0);
 
-function tapIn(chunk) {
-  let buf = Buffer.concat([tapRest, chunk]);
-  for (;;) {
-    const nl = buf.indexOf(10);
-    if (nl < 0) break;
-    const line = buf.subarray(0, nl).toString("utf8").trim();
-    buf = buf.subarray(nl + 1);
-    if (!line) continue;
-    let msg;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      issue("unparsable line on stdin", { line: line.slice(0, 200) });
-      continue;
-    }
-    seq++;
-    if (msg === null || typeof msg !== "object" || Array.isArray(msg)) continue;
-    if (typeof msg.method === "string" && "id" in msg) {
-      requests.set(JSON.stringify(msg.id), { seq, method: msg.method, raw: msg.params, orderedBefore: ordered.length });
-    } else if (typeof msg.method === "string") {
-      if (ORDERED.has(msg.method)) {
-        const entry = { seq, method: msg.method, raw: msg.params, state: "pending" };
-        ordered.push(entry);
-        if (!perMethod.has(msg.method)) perMethod.set(msg.method, []);
-        perMethod.get(msg.method).push(entry);
-      } else {
-        log({ seq, kind: "wire", method: msg.method, raw: msg.params });
-      }
+// tapIn records each message read from stdin, before the SDK gets it.
+function tapIn(msg) {
+  seq++;
+  if (msg === null || typeof msg !== "object" || Array.isArray(msg)) return;
+  if (typeof msg.method === "string" && "id" in msg) {
+    requests.set(JSON.stringify(msg.id), { seq, method: msg.method, raw: msg.params, orderedBefore: ordered.length });
+  } else if (typeof msg.method === "string") {
+    if (ORDERED.has(msg.method)) {
+      const entry = { seq, method: msg.method, raw: msg.params, state: "pending" };
+      ordered.push(entry);
+      if (!perMethod.has(msg.method)) perMethod.set(msg.method, []);
+      perMethod.get(msg.method).push(entry);
     } else {
-      log({ seq, kind: "wire-response", raw: msg });
+      log({ seq, kind: "wire", method: msg.method, raw: msg.params });
     }
+  } else {
+    log({ seq, kind: "wire-response", raw: msg });
   }
-  tapRest = buf;
 }
 
 function settle(method, state, params) {
@@ -677,41 +644,17 @@ app.onNotification("*", () => {});
 // ---------------------------------------------------------------------------------------------
 // Streams: stdin through the tap, stdout through a tap that records error responses.
 
-const input = new ReadableStream({
-  start(controller) {
-    process.stdin.on("data", (chunk) => {
-      tapIn(chunk);
-      controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    });
-    process.stdin.on("end", () => {
-      log({ event: "stdin-closed" });
-      controller.close();
-    });
-    process.stdin.on("error", (err) => controller.error(err));
-  },
-});
-
-const decoder = new TextDecoder();
-const output = new WritableStream({
-  write(chunk) {
-    for (const line of decoder.decode(chunk).split("\n")) {
-      if (!line.trim()) continue;
-      try {
-        const msg = JSON.parse(line);
-        if (msg && msg.error) {
-          const req = requests.get(JSON.stringify(msg.id));
-          log({ sdkError: { response: msg, method: req?.method, seq: req?.seq, raw: req?.raw } });
-        }
-      } catch {
-        // not ours to judge
-      }
+const { input, output } = stdio({
+  issue,
+  onIn: tapIn,
+  onOut(msg) {
+    if (msg && msg.error) {
+      const req = requests.get(JSON.stringify(msg.id));
+      log({ sdkError: { response: msg, method: req?.method, seq: req?.seq, raw: req?.raw } });
     }
-    return new Promise((resolve, reject) => {
-      process.stdout.write(chunk, (err) => (err ? reject(err) : resolve()));
-    });
   },
+  onEnd: () => log({ event: "stdin-closed" }),
 });
-process.stdout.on("error", () => process.exit(0));
 
 const connection = app.connect(acp.ndJsonStream(output, input));
 connection.closed.then(() => {

@@ -27,18 +27,11 @@
 // It answers initialize with agentInfo {name: "no-nes-agent", title: "No NES test agent",
 // version: "0.0.1"} and exits when its stdin closes.
 
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
 import { Readable, Writable } from "node:stream";
 import fs from "node:fs";
+import { loadSDK } from "./agent-kit.mjs";
 
-const modulesDir = process.env.PEERS_NODE_MODULES;
-if (!modulesDir) {
-  process.stderr.write("no-nes-agent: PEERS_NODE_MODULES is not set\n");
-  process.exit(2);
-}
-const require = createRequire(modulesDir.replace(/\/?$/, "/"));
-const acp = await import(pathToFileURL(require.resolve("@agentclientprotocol/sdk/experimental/nes")).href);
+const { acp } = await loadSDK("no-nes-agent");
 
 const MODE = process.env.NO_NES_AGENT_MODE || "chat";
 const LOG = process.env.NO_NES_AGENT_LOG || "";

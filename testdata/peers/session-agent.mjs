@@ -70,22 +70,11 @@
 //
 // It exits when its stdin closes.
 
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
 import path from "node:path";
 import fs from "node:fs";
+import { loadSDK, jsonLog, stdio } from "./agent-kit.mjs";
 
-const modulesDir = process.env.PEERS_NODE_MODULES;
-if (!modulesDir) {
-  process.stderr.write("session-agent: PEERS_NODE_MODULES is not set\n");
-  process.exit(2);
-}
-const require = createRequire(modulesDir.replace(/\/?$/, "/"));
-const nesEntry = require.resolve("@agentclientprotocol/sdk/experimental/nes");
-const acp = await import(pathToFileURL(nesEntry).href);
-// The core protocol's schemas (session/update, permissions, fs/*): the package does not export
-// them, so they come from the file its NES entry point imports, as context-agent.mjs does.
-const core = await import(pathToFileURL(path.join(path.dirname(nesEntry), "../v1/unstable/schema/zod.gen.js")).href);
+const { acp, core } = await loadSDK("session-agent", { core: true });
 
 const MODE = process.env.SESSION_AGENT_MODE || "text";
 const LOG = process.env.SESSION_AGENT_LOG || "";
@@ -103,18 +92,7 @@ try {
   process.exit(2);
 }
 
-function log(obj) {
-  if (!LOG) return;
-  try {
-    fs.appendFileSync(LOG, JSON.stringify({ t: Math.round(performance.now()), ...obj }) + "\n");
-  } catch (e) {
-    process.stderr.write(`session-agent: cannot write log: ${e}\n`);
-  }
-}
-function issue(text, extra = {}) {
-  log({ issue: text, ...extra });
-  process.stderr.write(`session-agent: issue: ${text} ${JSON.stringify(extra)}\n`);
-}
+const { log, issue } = jsonLog("session-agent", LOG);
 log({ pid: process.pid, event: "start", mode: MODE });
 
 // ---------------------------------------------------------------------------------------------
@@ -368,46 +346,15 @@ app.onNotification("*", () => {});
 // ---------------------------------------------------------------------------------------------
 // Streams: stdin through a tap that logs every request and notification as on the wire.
 
-let rest = Buffer.alloc(0);
-function tapIn(chunk) {
-  let buf = Buffer.concat([rest, chunk]);
-  for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
-    const line = buf.subarray(0, nl).toString("utf8").trim();
-    buf = buf.subarray(nl + 1);
-    if (!line) continue;
-    let msg;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      issue("unparsable line on stdin", { line: line.slice(0, 200) });
-      continue;
-    }
-    if (msg === null || typeof msg !== "object" || typeof msg.method !== "string") continue;
+const { input, output } = stdio({
+  issue,
+  onIn(msg) {
+    if (msg === null || typeof msg !== "object" || typeof msg.method !== "string") return;
     const entry = { method: msg.method, params: msg.params ?? null };
     if ("id" in msg) entry.id = msg.id;
     log(entry);
-  }
-  rest = buf;
-}
-
-const input = new ReadableStream({
-  start(controller) {
-    process.stdin.on("data", (chunk) => {
-      tapIn(chunk);
-      controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    });
-    process.stdin.on("end", () => controller.close());
-    process.stdin.on("error", (err) => controller.error(err));
   },
 });
-const output = new WritableStream({
-  write(chunk) {
-    return new Promise((resolve, reject) => {
-      process.stdout.write(chunk, (err) => (err ? reject(err) : resolve()));
-    });
-  },
-});
-process.stdout.on("error", () => process.exit(0));
 
 const connection = app.connect(acp.ndJsonStream(output, input));
 connection.closed.then(() => {
