@@ -14,6 +14,12 @@ GO=${GO:-go}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
+# The module must be this very folder inside the root (setup's bind mount): a mount left by an
+# earlier clone at the same path would fail every package with "not mounted". Say it once.
+if [ "$(stat -c %d:%i .)" != "$(stat -c %d:%i "$R$PWD" 2>/dev/null)" ]; then
+	echo "windows tests: $PWD is not mounted at $R$PWD; run, as root: sh $WINE teardown && sh $WINE setup" >&2
+	exit 1
+fi
 mkdir -p "$R/tmp/winbin"
 for b in acp-lsp-bridge:./cmd/acp-lsp-bridge acp-test-agent:./internal/testagent/cmd/acp-test-agent acp-test-lsp:./internal/testlsp/cmd/acp-test-lsp; do
 	GOOS=windows GOARCH=amd64 $GO build -o "$R/tmp/winbin/${b%%:*}.exe" "${b#*:}"
