@@ -30,6 +30,16 @@ var buildOnce struct {
 	err error
 }
 
+// TestMain removes the binaries the tests built (tens of megabytes a run), and leaves alone the
+// ones ACP_LSP_BRIDGE_E2E_BIN named.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildOnce.dir != "" && os.Getenv("ACP_LSP_BRIDGE_E2E_BIN") == "" {
+		_ = os.RemoveAll(buildOnce.dir)
+	}
+	os.Exit(code)
+}
+
 // binaries builds the bridge and the test agent (and the second language server) once, into a
 // temporary folder, and returns the bridge's and the agent's paths. With ACP_LSP_BRIDGE_E2E_BIN
 // set, they are the ones already built in that folder instead (for the Windows tests under Wine,
