@@ -177,10 +177,26 @@ func TestLspModeInTheTerminal(t *testing.T) {
 	if !manual {
 		t.Errorf("C-c n i did not ask the agent with triggerKind manual")
 	}
-	term.keys("C-g")
-	term.waitScreen("C-g to hide the ghost text", 10*time.Second, func(s string) bool {
-		return !strings.Contains(s, "return nil") && strings.Contains(s, "retur")
-	})
+	// In a terminal, C-g is also Emacs's quit character: pressed while Emacs is busy (lsp-mode's
+	// timers run after the overlay is shown), it quits what runs ("Quit" in the echo area) and
+	// never reaches the overlay's keymap, and the ghost text stays, as it does for a user. The
+	// user then presses C-g again; so does the test, a few times at most.
+	hidden := func(s string) bool { return !strings.Contains(s, "return nil") && strings.Contains(s, "retur") }
+	for try := 1; ; try++ {
+		term.keys("C-g")
+		if try == 3 {
+			break
+		}
+		s := term.screen()
+		for end := time.Now().Add(3 * time.Second); !hidden(s) && time.Now().Before(end); s = term.screen() {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if hidden(s) {
+			break
+		}
+		t.Logf("the ghost text is still shown after C-g (echo area: %q); pressing C-g again", lastLine(s))
+	}
+	term.waitScreen("C-g to hide the ghost text", 10*time.Second, hidden)
 
 	// The code action.
 	accepted := len(slices.DeleteFunc(lifecycle(), func(s string) bool { return !strings.HasPrefix(s, "nes/accept") }))
