@@ -14,7 +14,7 @@
 
 local api = vim.api
 local T = dofile(os.getenv('NVIM_TEST_LIB'))
-local check, wait_for, sleep = T.check, T.wait_for, T.sleep
+local check, sleep = T.check, T.sleep
 
 T.install()
 vim.lsp.enable('acp')
@@ -26,10 +26,9 @@ T.run(function()
   check(package.loaded['acp_lsp_bridge'] == nil, 'without setup() the plugin module was loaded')
   if shown then
     T.out('STEP ghost text ok')
-    check(vim.lsp.inline_completion.get(), 'vim.lsp.inline_completion.get() accepted nothing')
-    check(wait_for(function() return T.line(buf, 7) == '\t\tacc += p' end, 3000),
-      'after vim.lsp.inline_completion.get() line 7 reads ' .. vim.inspect(T.line(buf, 7)))
-    T.out('STEP accept ok')
+    T.accept(buf, 7, '\t\tacc += p', 'vim.lsp.inline_completion.get()', function()
+      check(vim.lsp.inline_completion.get(), 'vim.lsp.inline_completion.get() accepted nothing')
+    end)
   end
   api.nvim_input('<Esc>')
   sleep(50)

@@ -47,11 +47,8 @@ T.run(function()
   type_at_end(4, 'retur')
   local shown = wait_for(function() return ghost(buf) ~= nil end, 8000)
   if check(shown, 'no ghost text after typing "retur"') then
-    api.nvim_input('<Tab>')
-    check(wait_for(function() return api.nvim_buf_get_lines(buf, 3, 4, false)[1] == '\treturn nil' end, 3000),
-      'after <Tab> line 4 reads ' .. vim.inspect(api.nvim_buf_get_lines(buf, 3, 4, false)[1]))
+    T.accept(buf, 4, '\treturn nil', '<Tab>', function() api.nvim_input('<Tab>') end)
     check(wait_for(function() return #agent_msgs('nes/accept') == 1 end, 3000), 'the agent did not hear nes/accept')
-    T.out('STEP accept ok')
   end
   check(saw_busy, 'status() never showed the request in flight')
   check(wait_for(function() return acp.status() == '' end, 3000), 'status() stays busy')

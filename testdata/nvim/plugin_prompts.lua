@@ -48,10 +48,7 @@ T.run(function()
   local shown = wait_for(function() return ghost(buf) ~= nil end, 10000)
   if check(shown, 'no ghost text after typing "retur"') then
     T.out('STEP ghost text ok: ' .. vim.inspect(ghost(buf)))
-    api.nvim_input('<Tab>')
-    check(wait_for(function() return T.line(buf, 4) == '\treturn nil' end, 3000),
-      'after <Tab> line 4 reads ' .. vim.inspect(T.line(buf, 4)))
-    T.out('STEP accept ok')
+    T.accept(buf, 4, '\treturn nil', '<Tab>', function() api.nvim_input('<Tab>') end)
   end
   api.nvim_input('<Esc>')
   sleep(50)

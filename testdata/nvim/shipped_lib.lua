@@ -181,6 +181,15 @@ function T.tab_tab(buf)
     'after <Tab><Tab> line 7 reads ' .. vim.inspect(T.line(buf, 7)))
 end
 
+-- accept does what accepts the shown suggestion (act: a key typed, or a call), checks that line
+-- row of buf then reads want (how names act in the failure), and writes STEP accept ok.
+function T.accept(buf, row, want, how, act)
+  act()
+  T.check(T.wait_for(function() return T.line(buf, row) == want end, 3000),
+    'after ' .. how .. ' line ' .. row .. ' reads ' .. vim.inspect(T.line(buf, row)))
+  T.out('STEP accept ok')
+end
+
 -- ghost_after_rename opens sum.go with the acp client attached, renames sum to acc where it is
 -- declared (line 5) as the user would, goes to the sum of line 7 and enters insert mode there; it
 -- returns the buffer and whether the built-in agent's ghost text "acc" appeared over that sum.
