@@ -185,18 +185,15 @@ func TestLspModeInTheTerminal(t *testing.T) {
 	for try := 1; ; try++ {
 		term.keys("C-g")
 		if try == 3 {
+			term.waitScreen("C-g to hide the ghost text", 10*time.Second, hidden)
 			break
 		}
-		s := term.screen()
-		for end := time.Now().Add(3 * time.Second); !hidden(s) && time.Now().Before(end); s = term.screen() {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if hidden(s) {
+		s, ok := term.seen(3*time.Second, hidden)
+		if ok {
 			break
 		}
 		t.Logf("the ghost text is still shown after C-g (echo area: %q); pressing C-g again", lastLine(s))
 	}
-	term.waitScreen("C-g to hide the ghost text", 10*time.Second, hidden)
 
 	// The code action.
 	accepted := len(slices.DeleteFunc(lifecycle(), func(s string) bool { return !strings.HasPrefix(s, "nes/accept") }))

@@ -85,21 +85,31 @@ func (m *tmuxTerm) screen() string {
 	return m.tmux("capture-pane", "-p", "-t", "0")
 }
 
-// waitScreen waits until the screen satisfies ok, for at most timeout, and returns it; on timeout
-// the test fails with what the screen showed.
-func (m *tmuxTerm) waitScreen(what string, timeout time.Duration, ok func(screen string) bool) string {
-	m.t.Helper()
+// seen waits until the screen satisfies ok, for at most timeout, and returns the last screen and
+// whether it did.
+func (m *tmuxTerm) seen(timeout time.Duration, ok func(screen string) bool) (string, bool) {
 	deadline := time.Now().Add(timeout)
 	for {
 		s := m.screen()
 		if ok(s) {
-			return s
+			return s, true
 		}
 		if time.Now().After(deadline) {
-			m.t.Fatalf("waited %v for %s; the screen shows:\n%s", timeout, what, indentScreen(s))
+			return s, false
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// waitScreen waits until the screen satisfies ok, for at most timeout, and returns it; on timeout
+// the test fails with what the screen showed.
+func (m *tmuxTerm) waitScreen(what string, timeout time.Duration, ok func(screen string) bool) string {
+	m.t.Helper()
+	s, seen := m.seen(timeout, ok)
+	if !seen {
+		m.t.Fatalf("waited %v for %s; the screen shows:\n%s", timeout, what, indentScreen(s))
+	}
+	return s
 }
 
 // waitText waits until the screen shows every one of texts.
