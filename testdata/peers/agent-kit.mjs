@@ -1,7 +1,8 @@
 // agent-kit.mjs: what the test agents written with the official ACP SDK share (nes-agent.mjs,
-// context-agent.mjs, session-agent.mjs): loading the SDK from PEERS_NODE_MODULES, a log of one
-// JSON object a line, and the stdio streams the SDK reads and writes, with a tap on every message
-// that comes in before the SDK sees it and, where asked, on every one that goes out.
+// context-agent.mjs, session-agent.mjs): loading the SDK from PEERS_NODE_MODULES, settings given
+// as JSON in the environment, a log of one JSON object a line, and the stdio streams the SDK reads
+// and writes, with a tap on every message that comes in before the SDK sees it and, where asked,
+// on every one that goes out.
 
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -23,6 +24,17 @@ export async function loadSDK(name, { core = false } = {}) {
   if (!core) return { acp };
   const schemas = path.join(path.dirname(nesEntry), "../v1/unstable/schema/zod.gen.js");
   return { acp, core: await import(pathToFileURL(schemas).href) };
+}
+
+// jsonEnv is the JSON value of the environment variable v ("[]" when it is unset); when it is not
+// JSON the agent says so and exits 2.
+export function jsonEnv(name, v) {
+  try {
+    return JSON.parse(process.env[v] || "[]");
+  } catch (err) {
+    process.stderr.write(`${name}: ${v} is not JSON: ${err}\n`);
+    process.exit(2);
+  }
 }
 
 // jsonLog appends objects to file, one a line, each with "t", the agent's clock in ms (nothing

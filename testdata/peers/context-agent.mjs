@@ -48,7 +48,7 @@
 // wire was applied to the mirror (or rejected by the SDK).
 
 import { fileURLToPath } from "node:url";
-import { loadSDK, jsonLog, stdio } from "./agent-kit.mjs";
+import { loadSDK, jsonEnv, jsonLog, stdio } from "./agent-kit.mjs";
 
 const LOG = process.env.CONTEXT_AGENT_LOG || "";
 if (!process.env.PEERS_NODE_MODULES || !LOG) {
@@ -57,13 +57,7 @@ if (!process.env.PEERS_NODE_MODULES || !LOG) {
 }
 const { acp, core } = await loadSDK("context-agent", { core: true });
 
-let READS = [];
-try {
-  READS = JSON.parse(process.env.CONTEXT_AGENT_READS || "[]");
-} catch (err) {
-  process.stderr.write(`context-agent: CONTEXT_AGENT_READS is not JSON: ${err}\n`);
-  process.exit(2);
-}
+const READS = jsonEnv("context-agent", "CONTEXT_AGENT_READS");
 
 const { log, issue } = jsonLog("context-agent", LOG);
 log({ event: "start", pid: process.pid });

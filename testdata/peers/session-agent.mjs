@@ -72,7 +72,7 @@
 
 import path from "node:path";
 import fs from "node:fs";
-import { loadSDK, jsonLog, stdio } from "./agent-kit.mjs";
+import { loadSDK, jsonEnv, jsonLog, stdio } from "./agent-kit.mjs";
 
 const { acp, core } = await loadSDK("session-agent", { core: true });
 
@@ -84,13 +84,7 @@ if (!["text", "slow", "toolcall", "write", "disk", "auth"].includes(MODE)) {
   process.stderr.write(`session-agent: unknown SESSION_AGENT_MODE ${MODE}\n`);
   process.exit(2);
 }
-let RULES = [];
-try {
-  RULES = JSON.parse(process.env.SESSION_AGENT_RULES || "[]");
-} catch (err) {
-  process.stderr.write(`session-agent: SESSION_AGENT_RULES is not JSON: ${err}\n`);
-  process.exit(2);
-}
+const RULES = jsonEnv("session-agent", "SESSION_AGENT_RULES");
 
 const { log, issue } = jsonLog("session-agent", LOG);
 log({ pid: process.pid, event: "start", mode: MODE });
