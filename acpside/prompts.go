@@ -460,17 +460,18 @@ func (p *prompter) collect(session acp.SessionId, content []acp.ToolCallContent)
 	for _, c := range content {
 		if d := c.Diff; d != nil {
 			ch := ProposedChange{Path: d.Path, NewText: d.NewText, OldText: d.OldText}
-			dup := false
-			for _, have := range run.changes {
-				if have.Path == ch.Path && have.NewText == ch.NewText && ((have.OldText == nil) == (ch.OldText == nil)) && (have.OldText == nil || *have.OldText == *ch.OldText) {
-					dup = true // a permission request repeats its tool call's diff
-				}
-			}
-			if !dup {
+			// A permission request repeats its tool call's diff.
+			if !slices.ContainsFunc(run.changes, ch.same) {
 				run.changes = append(run.changes, ch)
 			}
 		}
 	}
+}
+
+// same reports whether c and o are the same edit.
+func (c ProposedChange) same(o ProposedChange) bool {
+	return c.Path == o.Path && c.NewText == o.NewText && (c.OldText == nil) == (o.OldText == nil) &&
+		(c.OldText == nil || *c.OldText == *o.OldText)
 }
 
 // refusal answers a permission request with a reject option, or cancelled when there is none.
