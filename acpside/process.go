@@ -37,6 +37,8 @@ type process struct {
 	// process_windows.go).
 	tree tree
 
+	log zerolog.Logger
+
 	mu   sync.Mutex
 	tail []string // the last lines the agent wrote to stderr
 }
@@ -96,7 +98,7 @@ func startProcess(c Command, log zerolog.Logger, events func(Event)) (*process, 
 		errR.Close()
 		return nil, fmt.Errorf("start agent \"%s\": %w", c.String(), err)
 	}
-	p := &process{cmd: cmd, stdin: stdin, stdout: outR, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: stdin, stdout: outR, exited: make(chan struct{}), log: log}
 	go func() {
 		defer errR.Close()
 		sc := bufio.NewScanner(errR)
@@ -122,6 +124,9 @@ func startProcess(c Command, log zerolog.Logger, events func(Event)) (*process, 
 			p.tree = leaderOnly{cmd.Process}
 		}
 	}
+	if wrapTree != nil {
+		p.tree = wrapTree(p.tree)
+	}
 	go func() {
 		p.err = cmd.Wait()
 		log.Info().Int("pid", cmd.Process.Pid).Str("status", exitStatus(p.err)).Msg("agent exited")
@@ -144,6 +149,11 @@ func exitStatus(err error) string {
 // kill ends the agent's whole tree at once.
 func (p *process) kill() { p.tree.kill() }
 
+// killWait is how long stop waits for the agent's process to be gone once it has been killed.
+// Past it the bridge goes on without it (and says so) rather than never exiting. A variable for
+// the tests.
+var killWait = 5 * time.Second
+
 // stop closes the agent's stdin, waits grace for it to exit, then ends its whole tree: gently
 // where the platform can (SIGTERM to the group), and for good a second later.
 func (p *process) stop(grace time.Duration) {
@@ -159,9 +169,17 @@ func (p *process) stop(grace time.Duration) {
 	case <-time.After(time.Second):
 	}
 	p.tree.kill()
-	<-p.exited
+	select {
+	case <-p.exited:
+	case <-time.After(killWait):
+		p.log.Error().Int("pid", p.cmd.Process.Pid).Msg("the agent's process is still there after it was killed; the bridge goes on without waiting for it")
+		return
+	}
 	p.tree.wait(3 * time.Second)
 }
+
+// wrapTree, when set (by tests only), wraps the tree of each agent started.
+var wrapTree func(tree) tree
 
 // tree is the agent's processes as the platform groups them: a process group and its guard on
 // Unix (process_unix.go), a Job Object on Windows (process_windows.go).
