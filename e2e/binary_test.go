@@ -195,11 +195,14 @@ func startBridgeEnv(t testing.TB, env []string, args ...string) *bridgeProc {
 	go func() { b.waited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = stdin.Close()
+		// The bridge's own bounds on leaving add up to some 20 s at worst (an agent start under
+		// way, an agent that answers nothing and then outlives its kill); it normally takes
+		// milliseconds. Past 30 s it hangs.
 		select {
 		case <-b.waited:
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			t.Error("the bridge did not exit after its stdin closed")
+			t.Errorf("the bridge did not exit within 30 s after its stdin closed; %s", lastLogLine(logFile))
 		}
 		_ = ed.Close()
 		if t.Failed() {
@@ -208,6 +211,18 @@ func startBridgeEnv(t testing.TB, env []string, args ...string) *bridgeProc {
 		}
 	})
 	return b
+}
+
+// lastLogLine says where a bridge that does not exit got to: whether it saw its input end, and
+// the last line of its log.
+func lastLogLine(logFile string) string {
+	data, _ := os.ReadFile(logFile)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	saw := "it never logged that the editor closed the connection"
+	if strings.Contains(string(data), "editor closed the connection") {
+		saw = "it logged that the editor closed the connection"
+	}
+	return fmt.Sprintf("%s; its log ends with: %s", saw, lines[len(lines)-1])
 }
 
 // waitMessage waits for a window/showMessage or logMessage containing want among those that came
@@ -249,8 +264,8 @@ func (b *bridgeProc) exitCode() int {
 			b.t.Fatal(err)
 		}
 		return 0
-	case <-time.After(10 * time.Second):
-		b.t.Fatal("the bridge did not exit")
+	case <-time.After(30 * time.Second): // as in startBridge's cleanup
+		b.t.Fatalf("the bridge did not exit within 30 s; %s", lastLogLine(b.logFile))
 		return -1
 	}
 }
