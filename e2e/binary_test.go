@@ -213,16 +213,22 @@ func startBridgeEnv(t testing.TB, env []string, args ...string) *bridgeProc {
 	return b
 }
 
-// lastLogLine says where a bridge that does not exit got to: whether it saw its input end, and
-// the last line of its log.
+// lastLogLine says, on one line, where a bridge that does not exit got to: whether it saw its
+// input end, and the last lines of its log.
 func lastLogLine(logFile string) string {
 	data, _ := os.ReadFile(logFile)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	lines = lines[max(0, len(lines)-3):]
+	for i, l := range lines {
+		if len(l) > 300 {
+			lines[i] = l[:300] + "…"
+		}
+	}
 	saw := "it never logged that the editor closed the connection"
 	if strings.Contains(string(data), "editor closed the connection") {
 		saw = "it logged that the editor closed the connection"
 	}
-	return fmt.Sprintf("%s; its log ends with: %s", saw, lines[len(lines)-1])
+	return fmt.Sprintf("%s; its log ends with: %s", saw, strings.Join(lines, " | "))
 }
 
 // waitMessage waits for a window/showMessage or logMessage containing want among those that came
