@@ -195,14 +195,11 @@ func startBridgeEnv(t testing.TB, env []string, args ...string) *bridgeProc {
 	go func() { b.waited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = stdin.Close()
-		// The bridge's own bounds on leaving add up to some 20 s at worst (an agent start under
-		// way, an agent that answers nothing and then outlives its kill); it normally takes
-		// milliseconds. Past 30 s it hangs.
 		select {
 		case <-b.waited:
-		case <-time.After(30 * time.Second):
+		case <-time.After(exitWait):
 			_ = cmd.Process.Kill()
-			t.Errorf("the bridge did not exit within 30 s after its stdin closed; %s", lastLogLine(logFile))
+			t.Errorf("the bridge did not exit within %v after its stdin closed; %s", exitWait, whereItStopped(logFile))
 		}
 		_ = ed.Close()
 		if t.Failed() {
@@ -213,9 +210,14 @@ func startBridgeEnv(t testing.TB, env []string, args ...string) *bridgeProc {
 	return b
 }
 
-// lastLogLine says, on one line, where a bridge that does not exit got to: whether it saw its
+// exitWait is how long the tests wait for the bridge to exit. Its own bounds on leaving add up to
+// some 20 s at worst (an agent start under way, an agent that answers nothing and then outlives
+// its kill); it normally takes milliseconds. Past exitWait it hangs.
+const exitWait = 30 * time.Second
+
+// whereItStopped says, on one line, where a bridge that does not exit got to: whether it saw its
 // input end, and the last lines of its log.
-func lastLogLine(logFile string) string {
+func whereItStopped(logFile string) string {
 	data, _ := os.ReadFile(logFile)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	lines = lines[max(0, len(lines)-3):]
@@ -270,8 +272,8 @@ func (b *bridgeProc) exitCode() int {
 			b.t.Fatal(err)
 		}
 		return 0
-	case <-time.After(30 * time.Second): // as in startBridge's cleanup
-		b.t.Fatalf("the bridge did not exit within 30 s; %s", lastLogLine(b.logFile))
+	case <-time.After(exitWait):
+		b.t.Fatalf("the bridge did not exit within %v; %s", exitWait, whereItStopped(b.logFile))
 		return -1
 	}
 }

@@ -127,12 +127,7 @@ func TestNoProcessOutlivesTheBridge(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				select {
-				case err := <-b.waited:
-					b.waited <- err
-				case <-time.After(30 * time.Second): // as in startBridge's cleanup
-					t.Fatalf("the bridge did not exit within 30 s; %s", lastLogLine(b.logFile))
-				}
+				b.exitCode() // however it ended; what counts is that it did
 				// Later processes (a restarted agent and its helper) count too.
 				for _, pid := range readPIDs(pidFile) {
 					if !slices.Contains(pids, pid) {
