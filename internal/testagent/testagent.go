@@ -4,6 +4,7 @@
 package testagent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -147,6 +148,7 @@ func (a *Agent) Serve(r io.Reader, w io.Writer) {
 	if a.cfg.Stall > 0 || a.cfg.Trickle {
 		r = &slowReader{r: r, a: a}
 	}
+	r = &wireTap{r: r, a: a}
 	a.wire = &wireWriter{w: w, utf8Fault: a.cfg.Fault == FaultUTF8}
 	a.conn = acp.NewConnection(a.handle, a.wire, r)
 	close(a.connected)
@@ -232,8 +234,8 @@ func invalid(err error) *acp.RequestError {
 	return acp.NewInvalidParams(map[string]any{"error": err.Error()})
 }
 
+// handle answers a message, which wireTap has recorded already.
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	a.record(method, params)
 	defer a.signal()
 	switch method {
 	case acp.AgentMethodInitialize:
@@ -518,6 +520,48 @@ func (a *Agent) armStall() {
 }
 
 // slowReader is the agent's input when it stalls or trickles.
+// wireTap records each message the client sends as it is read, before the SDK has it: the SDK
+// runs a request's handler at once but queues notifications, so a request (nes/close at
+// shutdown) can reach its handler before the notifications sent ahead of it. What the agent
+// received (Received, Config.Log) is in the order of the wire. Like the SDK, it leaves out
+// answers and $/cancel_request, which never reach a handler.
+type wireTap struct {
+	r       io.Reader
+	a       *Agent
+	partial []byte // the start of a line not yet ended
+}
+
+func (t *wireTap) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	data := p[:n]
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			t.partial = append(t.partial, data...)
+			return n, err
+		}
+		line := data[:i]
+		if len(t.partial) > 0 {
+			line = append(t.partial, line...)
+		}
+		t.recordLine(line)
+		t.partial = t.partial[:0]
+		data = data[i+1:]
+	}
+}
+
+func (t *wireTap) recordLine(line []byte) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method == "" || (m.ID == nil && m.Method == "$/cancel_request") {
+		return
+	}
+	t.a.record(m.Method, m.Params)
+}
+
 type slowReader struct {
 	r io.Reader
 	a *Agent
