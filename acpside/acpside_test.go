@@ -376,3 +376,68 @@ func TestSessionUpdateWithoutSessionIsAFault(t *testing.T) {
 		t.Errorf("no log line for the session/update:\n%s", l)
 	}
 }
+
+// TestEveryAgentRequestIsAnswered: a request whose method is empty, and a request of a method that
+// is a notification (session/update, $/cancel_request), get -32600 from the bridge. The SDK alone
+// would take the first for an answer and never answer it, and answer the others null.
+func TestEveryAgentRequestIsAnswered(t *testing.T) {
+	var log testutil.SyncBuffer
+	toAgentR, toAgentW := io.Pipe()
+	fromAgentR, fromAgentW := io.Pipe()
+	answers := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(toAgentR)
+		for sc.Scan() {
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method *string         `json:"method"`
+			}
+			_ = json.Unmarshal(sc.Bytes(), &msg)
+			if msg.Method == nil {
+				answers <- sc.Text()
+				continue
+			}
+			if *msg.Method == "nes/suggest" {
+				for _, l := range []string{
+					`{"jsonrpc":"2.0","id":"bad-empty","method":"","params":{}}`,
+					`{"jsonrpc":"2.0","id":"bad-update","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
+					`{"jsonrpc":"2.0","id":7,"method":"$/cancel_request","params":{"requestId":1}}`,
+					`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"suggestions":[]}}`,
+				} {
+					_, _ = io.WriteString(fromAgentW, l+"\n")
+				}
+			}
+		}
+		fromAgentW.Close()
+	}()
+	a := Connect(fromAgentR, toAgentW, Options{Log: zerolog.New(&log)})
+	defer a.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := a.Suggest(ctx, acp.UnstableSuggestNesRequest{Uri: "file:///a"}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		`"bad-empty"`:  "the request has an empty method",
+		`"bad-update"`: "session/update is a notification, not a request",
+		`7`:            "$/cancel_request is a notification, not a request",
+	}
+	for range want {
+		select {
+		case line := <-answers:
+			var m struct {
+				ID    json.RawMessage   `json:"id"`
+				Error *acp.RequestError `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(line), &m); err != nil || m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, want[string(m.ID)]) {
+				t.Errorf("answer %s; want -32600 saying %q", line, want[string(m.ID)])
+			}
+			delete(want, string(m.ID))
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no answer to %v\nlog:\n%s", want, log.String())
+		}
+	}
+	if l := log.String(); !strings.Contains(l, `"fault":"invalid-request"`) {
+		t.Errorf("no log line:\n%s", l)
+	}
+}

@@ -206,6 +206,12 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	a.tap = newWireTap(opts.Log, a.lateResult)
 	a.tap.faults.events = opts.Events
 	a.tap.trace = opts.Trace
+	a.tap.reply = func(line []byte) {
+		if opts.Trace != nil {
+			opts.Trace("bridge→agent", line)
+		}
+		_, _ = a.queue.Write(line)
+	}
 	for _, m := range opts.Notifications {
 		a.tap.notifications[m] = true
 	}

@@ -15,6 +15,7 @@ const (
 	FaultInvalidUTF8         = "invalid-utf8"         // a request or notification that is not UTF-8
 	FaultUnknownNotification = "unknown-notification" // a notification the bridge does not take
 	FaultUnknownRequest      = "unknown-request"      // a request the bridge does not implement
+	FaultInvalidRequest      = "invalid-request"      // a request with an empty method, or of a notification's method
 )
 
 // faultEvery is the least time between two log lines about one kind of fault.

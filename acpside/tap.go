@@ -53,6 +53,9 @@ type wireTap struct {
 	abandoned []string
 	late      func(raw []byte) // the result of an abandoned nes/suggest
 	trace     func(dir string, line []byte)
+	// reply writes a message of the bridge's own to the agent (one line): answers to requests the
+	// SDK cannot take.
+	reply func(line []byte)
 }
 
 func newWireTap(log zerolog.Logger, late func(raw []byte)) *wireTap {
@@ -219,9 +222,18 @@ func (t *wireTap) pump(r io.Reader, w *io.PipeWriter) {
 // envelope is what the tap needs of a JSON-RPC message. Its params and result are left out: the
 // decoder skips them without copying them (an answer may be megabytes); the SDK reads them.
 type envelope struct {
-	ID     *json.RawMessage  `json:"id"`
-	Method string            `json:"method"`
+	ID *json.RawMessage `json:"id"`
+	// Method is nil for an answer; a request or notification with "method": "" has it empty.
+	Method *string           `json:"method"`
 	Error  *acp.RequestError `json:"error"`
+}
+
+// method is the message's method, "" for an answer.
+func (e *envelope) method() string {
+	if e.Method == nil {
+		return ""
+	}
+	return *e.Method
 }
 
 func (e *envelope) check() error {
@@ -230,7 +242,7 @@ func (e *envelope) check() error {
 			return err
 		}
 	}
-	if e.ID == nil && e.Method == "" {
+	if e.ID == nil && e.method() == "" {
 		return errors.New("neither a method nor an id")
 	}
 	return nil
@@ -291,24 +303,50 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 		}
 		return
 	}
+	method := env.method()
 	switch {
-	case env.Method == "":
+	case env.Method == nil:
 		t.answer(string(bytes.TrimSpace(*env.ID)), line, w)
 		return
-	case env.ID == nil && env.Method != cancelRequest && !t.notifications[env.Method]:
+	case env.ID != nil && method == "":
+		// The SDK would take it for an answer and drop it: the agent would wait for ever.
+		t.refuse(*env.ID, "", "the request has an empty method")
+		return
+	case env.ID != nil && (method == cancelRequest || t.notifications[method]):
+		// The SDK would run it as a notification and answer null.
+		t.refuse(*env.ID, method, method+" is a notification, not a request")
+		return
+	case env.ID == nil && method != cancelRequest && !t.notifications[method]:
 		// The SDK would log an error for each; ACP asks to ignore unknown extension notifications
 		// ("_" methods), so those are logged at debug level.
 		level := zerolog.WarnLevel
-		if strings.HasPrefix(env.Method, "_") {
+		if strings.HasPrefix(method, "_") {
 			level = zerolog.DebugLevel
 		}
-		t.faults.note(level, FaultUnknownNotification, env.Method, "the agent sent a notification the bridge does not take; ignored", nil)
+		t.faults.note(level, FaultUnknownNotification, method, "the agent sent a notification the bridge does not take; ignored", nil)
 		return
 	}
 	if !utf8.Valid(line) {
-		t.faults.note(zerolog.WarnLevel, FaultInvalidUTF8, env.Method, "the agent sent a message that is not valid UTF-8; each bad byte reads as U+FFFD", nil)
+		t.faults.note(zerolog.WarnLevel, FaultInvalidUTF8, method, "the agent sent a message that is not valid UTF-8; each bad byte reads as U+FFFD", nil)
 	}
 	_, _ = w.Write(append(line, '\n'))
+}
+
+// refuse answers a request that is not one the bridge can take, in the SDK's place: -32600
+// (Invalid Request), so that the agent does not wait for an answer that never comes.
+func (t *wireTap) refuse(id json.RawMessage, method, why string) {
+	t.faults.note(zerolog.WarnLevel, FaultInvalidRequest, method, "the agent sent an invalid request; answered -32600", func(e *zerolog.Event) *zerolog.Event {
+		return e.Str("why", why)
+	})
+	if t.reply == nil {
+		return
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string            `json:"jsonrpc"`
+		ID      json.RawMessage   `json:"id"`
+		Error   *acp.RequestError `json:"error"`
+	}{"2.0", bytes.TrimSpace(id), &acp.RequestError{Code: -32600, Message: "Invalid Request: " + why}})
+	t.reply(append(b, '\n'))
 }
 
 // errNotJSON is a line that is not JSON at all.
