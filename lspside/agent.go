@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 const noAgentMessage = "acp-lsp-bridge: no agent is configured, so there will be no suggestions. " +
@@ -308,14 +309,9 @@ func (s *Server) shutdownAgent() {
 	})
 }
 
-// uriPath is the host's path of a file: URI, however the editor spelled it (paths.go); any other
-// URI is returned as it is.
-func uriPath(u string) string {
-	if p, ok := hostFlavor.uriToPath(u); ok {
-		return p
-	}
-	return u
-}
+// uriPath is the host's path of a file: URI, however the editor spelled it; any other URI is
+// returned as it is.
+func uriPath(u string) string { return workspace.URIPath(u) }
 
 // endedWithin reports whether an agent's connection ends within d: a request that failed because
 // the agent died may return just before the connection notices.

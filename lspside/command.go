@@ -142,6 +142,10 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 	}
 	snap, ok := s.docs.Get(p.URI)
 	if !ok {
+		if glob, held := s.secret.glob(p.URI); held {
+			s.showMessage(ctx, protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: this file is kept from the agent (exclusion glob %q); no suggestions for it.", glob))
+			return nil
+		}
 		return invalidParams("%s: document not open: %s", CommandSuggest, p.URI)
 	}
 	editor := s.editorEncoding()
@@ -186,6 +190,13 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 		return nil
 	}
 	if len(best.files) > 0 {
+		for _, f := range best.files {
+			if err := s.recheck(f.URI); err != nil {
+				s.log.Warn().Str("id", best.id).Err(err).Msg("Apply refused: a file the suggestion edits is no longer inside the workspace")
+				s.showMessage(ctx, protocol.MessageTypeWarning, "acp-lsp-bridge: that suggestion was not applied: "+err.Error())
+				return nil
+			}
+		}
 		we, err := translate.ToWorkspaceEdit(best.files, editor, s.clientSupports(func(c clientCaps) bool { return c.documentChanges }))
 		if err != nil {
 			return err

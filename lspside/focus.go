@@ -145,6 +145,9 @@ func (s *Server) bridgeDiagnostics(raw json.RawMessage) error {
 	if p.TextDocument.URI == "" {
 		return fmt.Errorf("bad params: no textDocument.uri")
 	}
+	if s.secret.has(p.TextDocument.URI) {
+		return nil // not even its diagnostics reach the agent
+	}
 	s.ed.SetDiagnostics(p.TextDocument.URI, toStateDiagnostics(p.Diagnostics))
 	return nil
 }

@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // agentRequest answers the agent's requests to the client: the ACP client methods the bridge
@@ -54,36 +53,35 @@ func fsError(path string, err error) *acp.RequestError {
 	return acp.NewInvalidParams(map[string]any{"path": path, "error": msg})
 }
 
-// confinePath checks an absolute path the agent names against the workspace folders, after
-// following symlinks, and returns the resolved path, the file's URI, and its open document: when
-// the file is open, the editor's own URI and snapshot (nil otherwise).
-func (s *Server) confinePath(path string) (resolved, u string, open *document.Snapshot, err error) {
-	if !filepath.IsAbs(path) {
-		return "", "", nil, fmt.Errorf("not an absolute path")
-	}
-	resolved, err = s.confine(string(uri.File(filepath.Clean(path))))
+// confinePath checks an absolute path the agent names (workspace.Check: inside the workspace
+// folders after following links, not kept from the agent) and returns the checked file, its URI,
+// and its open document: when the file is open, the editor's own URI and snapshot (nil
+// otherwise); else the URI built from the checked path.
+func (s *Server) confinePath(path string) (c workspace.Checked, u string, open *document.Snapshot, err error) {
+	c, err = s.workspace().files.Check(path)
 	if err != nil {
-		return "", "", nil, errOutsideWorkspace
+		return c, "", nil, err
 	}
-	if snap, ok := s.openByPath(resolved); ok {
-		return resolved, snap.URI, snap, nil
+	if snap, ok := s.openByPath(c.Real); ok {
+		return c, snap.URI, snap, nil
 	}
-	return resolved, string(uri.File(resolved)), nil, nil
+	return c, c.URI(), nil, nil
 }
 
 // readTextFile answers fs/read_text_file: the editor's unsaved buffer when the file is open,
-// otherwise the file on disk; inside the workspace only. line is one-based; limit counts lines.
+// otherwise the file on disk, opened so that it is the file that was checked; inside the
+// workspace only, never a file kept from the agent. line is one-based; limit counts lines.
 func (s *Server) readTextFile(p acp.ReadTextFileRequest) (any, *acp.RequestError) {
-	resolved, _, snap, err := s.confinePath(p.Path)
+	c, _, snap, err := s.confinePath(p.Path)
 	if err != nil {
-		s.log.Warn().Str("dir", "agent→bridge").Str("path", p.Path).Err(err).Msg("fs/read_text_file refused")
+		s.refused("fs/read_text_file", p.Path, err)
 		return nil, fsError(p.Path, err)
 	}
 	var text string
 	if snap != nil {
 		text = snap.Text()
 	} else {
-		b, err := readTextFile(resolved, maxTargetFileSize)
+		b, err := s.workspace().files.ReadFile(c, maxTargetFileSize)
 		if err != nil {
 			return nil, fsError(p.Path, err)
 		}
@@ -95,6 +93,17 @@ func (s *Server) readTextFile(p acp.ReadTextFileRequest) (any, *acp.RequestError
 		}
 	}
 	return acp.ReadTextFileResponse{Content: text}, nil
+}
+
+// refused logs a file the agent asked for and did not get: a warning, or, for a file kept from it
+// as a secret, the glob (never the file's text).
+func (s *Server) refused(what, path string, err error) {
+	ev := s.log.Warn().Str("dir", "agent→bridge").Str("path", path)
+	var ex *workspace.ExcludedError
+	if errors.As(err, &ex) {
+		ev = ev.Str("glob", ex.Glob)
+	}
+	ev.Err(err).Msg(what + " refused")
 }
 
 // lineSlice returns the lines [line, line+limit) of text, line one-based, line endings kept.
@@ -126,9 +135,9 @@ func lineSlice(text string, line, limit *int) (string, error) {
 // performs the write on its buffer and shows it; inside the workspace only. A file that does not
 // exist is created when the editor can (documentChanges with the create operation).
 func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) (any, *acp.RequestError) {
-	resolved, u, snap, err := s.confinePath(p.Path)
+	c, u, snap, err := s.confinePath(p.Path)
 	if err != nil {
-		s.log.Warn().Str("dir", "agent→bridge").Str("path", p.Path).Err(err).Msg("fs/write_text_file refused")
+		s.refused("fs/write_text_file", p.Path, err)
 		return nil, fsError(p.Path, err)
 	}
 	editor := s.editorEncoding()
@@ -136,7 +145,7 @@ func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) 
 	var edit any
 	if snap != nil {
 		edit, err = translate.ToWorkspaceEdit([]translate.FileEdit{wholeText(snapshotTarget(snap), p.Content)}, editor, caps.documentChanges)
-	} else if b, rerr := readTextFile(resolved, maxTargetFileSize); rerr == nil {
+	} else if b, rerr := s.workspace().files.ReadFile(c, maxTargetFileSize); rerr == nil {
 		t := target{uri: u, mapper: encoding.NewMapper(string(b))}
 		edit, err = translate.ToWorkspaceEdit([]translate.FileEdit{wholeText(t, p.Content)}, editor, caps.documentChanges)
 	} else if errors.Is(rerr, fs.ErrNotExist) {
@@ -165,7 +174,11 @@ func (s *Server) writeTextFile(ctx context.Context, p acp.WriteTextFileRequest) 
 		Applied       bool   `json:"applied"`
 		FailureReason string `json:"failureReason"`
 	}
-	label := "Agent writes " + filepath.Base(resolved)
+	label := "Agent writes " + workspace.Host.Base(c.Real)
+	if err := s.recheck(u); err != nil {
+		s.refused("fs/write_text_file", p.Path, err)
+		return nil, fsError(p.Path, err)
+	}
 	if err := s.callEditor(ctx, s.cfg.ClientWait, "workspace/applyEdit", map[string]any{"label": label, "edit": edit}, &res); err != nil {
 		return nil, acp.NewInternalError(map[string]any{"path": p.Path, "error": "the write was not applied: " + err.Error()})
 	}

@@ -19,12 +19,12 @@ func (e *editor) agentCall(method string, params any) (json.RawMessage, error) {
 }
 
 func TestAgentReadsFilesInsideTheWorkspaceOnly(t *testing.T) {
-	root, dir := workspace(t, map[string]string{
+	root, dir := workspaceDir(t, map[string]string{
 		"open.go": "on disk\n",
 		"disk.go": "one\ntwo\r\nthree\n",
 		"bin.dat": "a\x00b",
 	})
-	_, elsewhere := workspace(t, map[string]string{"secret.txt": "secret\n"})
+	_, elsewhere := workspaceDir(t, map[string]string{"secret.txt": "secret\n"})
 	if err := os.Symlink(filepath.Join(elsewhere, "secret.txt"), filepath.Join(dir, "link.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestAgentReadsFilesInsideTheWorkspaceOnly(t *testing.T) {
 		{filepath.Join(elsewhere, "secret.txt"), "outside"},
 		{filepath.Join(dir, "missing.go"), "no such file"},
 		{filepath.Join(dir, "bin.dat"), "binary"},
-		{filepath.Join(dir, "disk.go") + "\x00", "outside"},
+		{filepath.Join(dir, "disk.go") + "\x00", "NUL byte"},
 	}
 	if _, err := os.Stat(filepath.Join(dir, "link.txt")); err == nil {
 		bads = append(bads, struct{ path, why string }{filepath.Join(dir, "link.txt"), "outside"})
@@ -93,8 +93,8 @@ func TestAgentReadsFilesInsideTheWorkspaceOnly(t *testing.T) {
 }
 
 func TestAgentWritesThroughTheEditor(t *testing.T) {
-	root, dir := workspace(t, map[string]string{"disk.go": "old\n"})
-	_, elsewhere := workspace(t, map[string]string{})
+	root, dir := workspaceDir(t, map[string]string{"disk.go": "old\n"})
+	_, elsewhere := workspaceDir(t, map[string]string{})
 	for _, create := range []bool{false, true} {
 		e := newEditor(t, harnessOpts{agentCfg: testagent.Config{}})
 		e.root = root
@@ -166,8 +166,8 @@ func TestAgentWritesThroughTheEditor(t *testing.T) {
 // TestAgentReadsInWorkspaceFoldersAddedLater: workspace/didChangeWorkspaceFolders moves the bounds
 // of what the agent may read: a folder added is readable at once, a folder removed no longer is.
 func TestAgentReadsInWorkspaceFoldersAddedLater(t *testing.T) {
-	root, _ := workspace(t, map[string]string{"a.go": "a\n"})
-	extraURI, extra := workspace(t, map[string]string{"b.go": "b\n"})
+	root, _ := workspaceDir(t, map[string]string{"a.go": "a\n"})
+	extraURI, extra := workspaceDir(t, map[string]string{"b.go": "b\n"})
 	e := newEditor(t, harnessOpts{})
 	e.root = root
 	e.initialize()

@@ -3,6 +3,7 @@ package lspside
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -35,6 +36,9 @@ func (s *Server) snapshotAt(method string, raw json.RawMessage) (positionParams,
 	}
 	snap, ok := s.docs.Get(p.TextDocument.URI)
 	if !ok {
+		if s.secret.has(p.TextDocument.URI) {
+			return p, nil, 0, errHeldBack
+		}
 		return p, nil, 0, invalidParams("%s: document not open: %s", method, p.TextDocument.URI)
 	}
 	cursor, err := snap.Mapper.PositionOffset(encoding.Position{Line: p.Position.Line, Character: p.Position.Character}, s.editorEncoding())
@@ -44,6 +48,9 @@ func (s *Server) snapshotAt(method string, raw json.RawMessage) (positionParams,
 	s.requestAt(context.Background(), snap, cursor)
 	return p, snap, cursor, nil
 }
+
+// errHeldBack is a request for a document kept from the agent (secrets.go): it is answered empty.
+var errHeldBack = errors.New("the document is kept from the agent")
 
 // trigger maps an LSP trigger kind (1 is Invoked for both inline completion and completion) to
 // the NES one.
@@ -68,6 +75,9 @@ type positionRequest struct {
 func (s *Server) suggestionsAt(ctx context.Context, req *jsonrpc2.Request, skip func(positionRequest) bool) (pr positionRequest, lives []*live, skipped bool, err error) {
 	p, snap, cursor, err := s.snapshotAt(req.Method(), json.RawMessage(req.Params()))
 	pr = positionRequest{p, snap, cursor}
+	if errors.Is(err, errHeldBack) {
+		return pr, nil, true, nil // kept from the agent: nothing to ask
+	}
 	if err != nil {
 		return pr, nil, false, err
 	}
@@ -93,7 +103,7 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 	}
 	pr, lives, skipped, err := s.suggestionsAt(ctx, req, typedThrough)
 	if skipped {
-		return result(protocol.InlineCompletionList{Items: through})
+		return result(protocol.InlineCompletionList{Items: append([]protocol.InlineCompletionItem{}, through...)})
 	}
 	if err != nil {
 		return nil, err

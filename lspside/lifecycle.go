@@ -55,6 +55,10 @@ type initOptions struct {
 	// Prompts is how an agent without Next Edit Suggestions is asked: "explicit" (the
 	// default), "auto" or "off" (prompts.go).
 	Prompts string `json:"prompts"`
+	// Exclude are globs of files kept from the agent, besides the defaults; DefaultExcludes
+	// false clears the defaults (secrets.go).
+	Exclude         []string `json:"exclude"`
+	DefaultExcludes *bool    `json:"defaultExcludes"`
 }
 
 // UnmarshalJSON takes an empty array as no options: Neovim encodes an empty Lua table
@@ -123,7 +127,8 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		offered = p.Capabilities.General.PositionEncodings
 	}
 	enc := encoding.ClientPreferred(offered)
-	ws := newWorkspace(p.RootURI, p.RootPath, p.WorkspaceFolders)
+	ex := s.excludes(ctx, p.InitializationOptions)
+	ws := newWorkspace(p.RootURI, p.RootPath, p.WorkspaceFolders, ex)
 	s.mu.Lock()
 	s.ws, s.folders = ws, nil
 	for _, f := range ws.start.WorkspaceFolders { // the editor's, or the one its root names
@@ -140,6 +145,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		name = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
 	s.log.Info().Str("client", name).Bool("completionItems", client.completion).Strs("offered", offered).Str("positionEncoding", enc.String()).Msg("initialize")
+	s.log.Info().Strs("globs", ex.Globs()).Msg("files kept from the agent")
 	// The agent starts in the background so that initialize is answered at once.
 	go s.startAgent(jsonrpc2.DetachContext(ctx))
 	return result(protocol.InitializeResult{

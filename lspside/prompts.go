@@ -14,6 +14,7 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/promptagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // When an agent has no Next Edit Suggestions, the bridge asks it through prompts
@@ -135,10 +136,10 @@ func (s *Server) progress(ctx context.Context, title, message string) (end func(
 // savedByEditor reports a file open in the editor whose text on disk is the editor's text: the
 // editor saved it (by hand, or auto-save) while the agent was prompted.
 func (s *Server) savedByEditor(path string) bool {
-	key := hostFlavor.key(path)
+	key := workspace.Host.Key(path)
 	for _, snap := range s.docs.All() {
-		p, ok := hostFlavor.uriToPath(snap.URI)
-		if !ok || hostFlavor.key(p) != key {
+		p, ok := workspace.Host.URIToPath(snap.URI)
+		if !ok || workspace.Host.Key(p) != key {
 			continue
 		}
 		disk, err := os.ReadFile(path)

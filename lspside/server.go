@@ -89,6 +89,11 @@ type Config struct {
 	// PromptTurns is how many prompts one session of the agent takes before a new one is opened;
 	// zero means acpside.DefaultPromptTurns.
 	PromptTurns int
+	// Exclude are globs of files kept from the agent besides workspace.DefaultExcludes (which
+	// NoDefaultExcludes clears); initializationOptions.exclude and .defaultExcludes add to them
+	// (secrets.go).
+	Exclude           []string
+	NoDefaultExcludes bool
 	// MaxMessageBytes is the largest message the agent is sent; a document whose text does not
 	// fit is kept from it (toolarge.go). Zero means DefaultMaxMessageBytes.
 	MaxMessageBytes int
@@ -141,6 +146,8 @@ type Server struct {
 	exitCode      int
 	// sup owns the agent's life (supervisor.go).
 	sup *supervisor
+	// secret are the open documents kept from the agent (secrets.go).
+	secret heldBack
 }
 
 // Serve runs the language server on in/out until the editor sends exit or closes the stream. It

@@ -5,7 +5,6 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
 
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,24 +13,17 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
 )
 
-// workspace makes a workspace folder on disk and returns its URI and path.
-func workspace(t *testing.T, files map[string]string) (string, string) {
+// workspaceDir makes a workspace folder on disk and returns its URI and path.
+func workspaceDir(t *testing.T, files map[string]string) (string, string) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.WriteFiles(t, dir, files)
 	return string(uri.File(dir)), dir
 }
 
@@ -59,13 +51,13 @@ func lineStart(line int) fakeeditor.Range {
 func TestCodeActionsForEveryKind(t *testing.T) {
 	const mainText = "package main\n\nfunc main() {\n\ttotal := add(1, 2) + len(\"𐐀日本\")\n\tfmt.Println(total, totals)\n}\n"
 	const otherText = "package main\n\nfunc add(a, b int) int { return a + b }\n"
-	root, dir := workspace(t, map[string]string{
+	root, dir := workspaceDir(t, map[string]string{
 		"other.go":    otherText,
 		"sub/x.txt":   "old_name here\nold_name there\n",
 		"sub/bin.dat": "old_name\x00binary",
 		".git/config": "old_name",
 	})
-	outside, _ := workspace(t, map[string]string{"y.txt": "old_name"})
+	outside, _ := workspaceDir(t, map[string]string{"y.txt": "old_name"})
 	mainURI, otherURI := root+"/main.go", root+"/other.go"
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-32", Suggest: sc.suggest}})
@@ -191,11 +183,23 @@ func scriptedActions(t *testing.T, e *editor, sc *scripted, u string, line int, 
 	return <-ch
 }
 
+// scriptedEditor is an editor on the workspace root (utf-16) whose agent answers as the test
+// scripts it.
+func scriptedEditor(t *testing.T, root string) (*editor, *scripted) {
+	t.Helper()
+	sc := newScripted()
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
+	e.root = root
+	e.initialize("utf-16")
+	e.WaitReady()
+	return e, sc
+}
+
 // TestCodeActionsInTheFileTheyEdit: an edit the agent proposed for another open file, while the
 // user was in the first, is offered in that file's code actions too (the user went there by its
 // jump), as long as that file reads as it was when proposed.
 func TestCodeActionsInTheFileTheyEdit(t *testing.T) {
-	root, _ := workspace(t, map[string]string{})
+	root, _ := workspaceDir(t, map[string]string{})
 	mainURI, otherURI := root+"/main.go", root+"/other.go"
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
@@ -229,7 +233,7 @@ func TestCodeActionsInTheFileTheyEdit(t *testing.T) {
 }
 
 func TestCodeActionsUseDocumentChangesWhenSupported(t *testing.T) {
-	root, _ := workspace(t, map[string]string{"other.go": "x\n"})
+	root, _ := workspaceDir(t, map[string]string{"other.go": "x\n"})
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
 	e.root = root
@@ -518,8 +522,8 @@ func TestLateApplyDoesNotApplyAStaleSuggestion(t *testing.T) {
 // TestOpenDocumentOutsideTheWorkspaceIsRefused: being open in the editor does not let a suggestion
 // reach a file outside the workspace folders.
 func TestOpenDocumentOutsideTheWorkspaceIsRefused(t *testing.T) {
-	root, _ := workspace(t, map[string]string{})
-	outside, _ := workspace(t, map[string]string{"secret.txt": "secret\n"})
+	root, _ := workspaceDir(t, map[string]string{})
+	outside, _ := workspaceDir(t, map[string]string{"secret.txt": "secret\n"})
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
 	e.root = root
@@ -551,10 +555,10 @@ func TestOpenDocumentOutsideTheWorkspaceIsRefused(t *testing.T) {
 // TestNESStartDescribesTheRepository: nes/start carries the workspace root's git remote, and no
 // repository when the workspace is not a git repository.
 func TestNESStartDescribesTheRepository(t *testing.T) {
-	root, _ := workspace(t, map[string]string{
+	root, _ := workspaceDir(t, map[string]string{
 		".git/config": "[remote \"origin\"]\n\turl = git@github.com:alice/my-app.git\n",
 	})
-	plain, _ := workspace(t, map[string]string{"a.txt": "x"})
+	plain, _ := workspaceDir(t, map[string]string{"a.txt": "x"})
 	for _, tc := range []struct{ root, want string }{
 		{root, `"repository":{"name":"my-app","owner":"alice","remoteUrl":"git@github.com:alice/my-app.git"}`},
 		{plain, ""},
@@ -577,13 +581,9 @@ func TestNESStartDescribesTheRepository(t *testing.T) {
 // another way (file://localhost/…, percent-escapes the editor did not use) still means the open
 // document: the code action edits it under the editor's own URI, as an edit of this file.
 func TestSuggestionForTheOpenDocumentSpelledOtherwise(t *testing.T) {
-	root, _ := workspace(t, map[string]string{})
+	root, _ := workspaceDir(t, map[string]string{})
 	mainURI := root + "/main.go"
-	sc := newScripted()
-	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Suggest: sc.suggest}})
-	e.root = root
-	e.initialize("utf-16")
-	e.WaitReady()
+	e, sc := scriptedEditor(t, root)
 	e.Open(mainURI, "package main\n\nvar x = Total()\n")
 	for _, spelled := range []string{
 		"file://localhost" + strings.TrimPrefix(mainURI, "file://"),

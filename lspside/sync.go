@@ -59,6 +59,10 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) error {
 	}
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
+	if glob, ok := s.excludedDocument(td.URI); ok {
+		s.holdBack(ctx, td.URI, glob)
+		return nil
+	}
 	snap, reopened := s.docs.Open(td.URI, td.LanguageID, td.Version, td.Text)
 	if reopened {
 		s.log.Warn().Str("uri", td.URI).Msg("didOpen for a document that is already open; its text is replaced")
@@ -111,6 +115,9 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	uri := p.TextDocument.URI
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
+	if s.secret.has(uri) {
+		return nil // kept from the agent, and not mirrored
+	}
 	before, after, applied, err := s.docs.Change(uri, p.TextDocument.Version, changes, s.editorEncoding())
 	if err != nil {
 		return fmt.Errorf("%s: %w", uri, err)
@@ -172,6 +179,9 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	}
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
+	if s.secret.release(uri) {
+		return nil
+	}
 	if _, ok := s.docs.Close(uri); !ok {
 		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
 	}
@@ -201,6 +211,9 @@ func (s *Server) didSave(ctx context.Context, raw json.RawMessage) error {
 	}
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
+	if s.secret.has(uri) {
+		return nil
+	}
 	if _, ok := s.docs.Get(uri); !ok {
 		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
 	}

@@ -16,7 +16,7 @@ import (
 // the agent's write fails after ClientWait with a clear error, accepting a jump returns, and the
 // bridge keeps serving.
 func TestEditorThatNeverAnswersIsNotWaitedForForever(t *testing.T) {
-	root, dir := workspace(t, map[string]string{"disk.go": "old\n"})
+	root, dir := workspaceDir(t, map[string]string{"disk.go": "old\n"})
 	sc := newScripted()
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: sc.suggest}, cfg: lspside.Config{ClientWait: 200 * time.Millisecond},
 		silent: []string{"workspace/applyEdit", "window/showDocument"}})

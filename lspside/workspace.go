@@ -1,15 +1,11 @@
 package lspside
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -17,6 +13,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // Limits on the files the bridge reads from disk for the agent's suggestions.
@@ -25,9 +22,6 @@ const (
 	maxTargetFileSize = 8 << 20 // a single file an edit, rename or jump names
 	maxSearchFiles    = 20000   // files a folder search looks at
 )
-
-// errOutsideWorkspace reports a file the agent named outside the workspace folders.
-var errOutsideWorkspace = errors.New("outside the workspace folders")
 
 // workspaceFolder is a workspace folder as the editor names it.
 type workspaceFolder struct {
@@ -41,12 +35,13 @@ type workspaceFolder struct {
 type workspaceInfo struct {
 	start acp.UnstableStartNesRequest // the folders, the workspace URI and its repository
 	root  string                      // the local folder of the workspace URI, or ""
-	roots []string                    // the folders' resolved paths (symlinks followed)
+	// files confines the agent: the folders' paths and the exclusion globs.
+	files *workspace.Workspace
 }
 
 // newWorkspace computes the workspace from the editor's root and folders: the workspace URI is
 // rootUri, else the first folder, else rootPath; with no folders, it is the one folder.
-func newWorkspace(rootURI, rootPath *string, folders []workspaceFolder) *workspaceInfo {
+func newWorkspace(rootURI, rootPath *string, folders []workspaceFolder, ex *workspace.Excludes) *workspaceInfo {
 	var req acp.UnstableStartNesRequest
 	for _, f := range folders {
 		name := f.Name
@@ -74,16 +69,13 @@ func newWorkspace(rootURI, rootPath *string, folders []workspaceFolder) *workspa
 		ws.root = uriPath(*req.WorkspaceUri)
 		ws.start.Repository = repositoryOf(ws.root)
 	}
+	var paths []string
 	for _, f := range req.WorkspaceFolders {
-		if !strings.HasPrefix(f.Uri, "file:") {
-			continue
+		if strings.HasPrefix(f.Uri, "file:") {
+			paths = append(paths, uriPath(f.Uri))
 		}
-		p := uriPath(f.Uri)
-		if r, err := realPath(p); err == nil {
-			p = r
-		}
-		ws.roots = append(ws.roots, filepath.Clean(p))
 	}
+	ws.files = workspace.New(paths, ex)
 	return ws
 }
 
@@ -92,7 +84,7 @@ func (s *Server) workspace() *workspaceInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ws == nil {
-		return &workspaceInfo{}
+		return &workspaceInfo{files: workspace.New(nil, nil)}
 	}
 	return s.ws
 }
@@ -121,9 +113,9 @@ func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
 			kept = append(kept, f)
 		}
 	}
-	rootURI, rootPath := s.init.RootURI, s.init.RootPath
+	rootURI, rootPath, ex := s.init.RootURI, s.init.RootPath, s.ws.files.Excludes()
 	s.mu.Unlock()
-	ws := newWorkspace(rootURI, rootPath, kept)
+	ws := newWorkspace(rootURI, rootPath, kept, ex)
 	s.mu.Lock()
 	s.folders, s.ws = kept, ws
 	s.mu.Unlock()
@@ -131,48 +123,30 @@ func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
 	return nil
 }
 
-// resolvePath resolves every link in p (realPath), also for a file that does not exist yet: its
-// nearest existing folder is resolved and the rest appended, so that a new file under a link to
-// elsewhere is seen to be elsewhere.
-func resolvePath(p string) (string, error) {
-	var rest []string
-	for dir := p; ; {
-		r, err := realPath(dir)
-		if err == nil {
-			for i := len(rest) - 1; i >= 0; i-- {
-				r = filepath.Join(r, rest[i])
-			}
-			return r, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return p, nil
-		}
-		rest = append(rest, filepath.Base(dir))
-		dir = parent
-	}
+// confine checks a URI the agent named (workspace.CheckURI): a plain file: URI of a path inside
+// a workspace folder, links followed, and not kept from the agent.
+func (s *Server) confine(u string) (workspace.Checked, error) {
+	return s.workspace().files.CheckURI(u)
 }
 
-// confine resolves the path of a file: URI and checks that it lies inside a workspace folder,
-// after following links (a link inside the workspace that points out of it is refused, also for
-// a file to be created under it; on Windows junctions too).
-func (s *Server) confine(u string) (string, error) {
-	if !strings.HasPrefix(u, "file:") {
-		return "", fmt.Errorf("%s: not a file: URI", u)
+// recheck checks a file once more right before the editor is asked to write it
+// (workspace/applyEdit): an open document is the editor's own; any other file must still be
+// inside the workspace, by the same path, with no link swapped into it since it was checked. The
+// editor then writes it by that path: what happens between this check and the editor's write is
+// beyond the bridge (docs/security.md).
+func (s *Server) recheck(u string) error {
+	if _, open := s.docs.Get(u); open {
+		return nil
 	}
-	resolved, err := resolvePath(filepath.Clean(uriPath(u)))
+	p := uriPath(u)
+	c, err := s.workspace().files.Check(p)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", u, err)
+		return err
 	}
-	for _, root := range s.workspace().roots {
-		if hostFlavor.within(resolved, root) { // as the platform compares paths (case, separators)
-			return resolved, nil
-		}
+	if workspace.Host.Key(c.Path()) != workspace.Host.Key(p) {
+		return fmt.Errorf("%s: %w", c.Rel, workspace.ErrMoved)
 	}
-	return "", fmt.Errorf("%s: %w", u, errOutsideWorkspace)
+	return nil
 }
 
 // target is the text of a document a suggestion refers to: the editor's open buffer when there is
@@ -190,10 +164,10 @@ func (s *Server) openPaths() map[string]*document.Snapshot {
 	for _, snap := range s.docs.All() {
 		if strings.HasPrefix(snap.URI, "file:") {
 			p := filepath.Clean(uriPath(snap.URI))
-			if r, err := realPath(p); err == nil {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
 				p = r
 			}
-			byPath[hostFlavor.key(p)] = snap
+			byPath[workspace.Host.Key(p)] = snap
 		}
 	}
 	return byPath
@@ -201,7 +175,7 @@ func (s *Server) openPaths() map[string]*document.Snapshot {
 
 // openByPath finds the open document whose file is path, however the editor spelled its URI.
 func (s *Server) openByPath(path string) (*document.Snapshot, bool) {
-	snap, ok := s.openPaths()[hostFlavor.key(path)]
+	snap, ok := s.openPaths()[workspace.Host.Key(path)]
 	return snap, ok
 }
 
@@ -211,106 +185,64 @@ func snapshotTarget(snap *document.Snapshot) target {
 }
 
 // readTarget returns the text of the document at u, which must lie inside the workspace (open in
-// the editor or not): the open buffer first, then disk.
+// the editor or not) and not be kept from the agent: the open buffer first, then disk. Its URI is
+// the editor's own for an open document, else built from the checked path.
 func (s *Server) readTarget(u string) (target, error) {
-	path, err := s.confine(u)
+	c, err := s.confine(u)
 	if err != nil {
 		return target{}, err
 	}
-	if snap, ok := s.docs.Get(u); ok {
-		return snapshotTarget(snap), nil
-	}
-	if snap, ok := s.openByPath(path); ok {
-		return snapshotTarget(snap), nil
-	}
-	b, err := readTextFile(path, maxTargetFileSize)
-	if err != nil {
-		return target{}, fmt.Errorf("%s: %w", u, err)
-	}
-	return target{uri: u, mapper: encoding.NewMapper(string(b))}, nil
+	return s.checkedTarget(c, maxTargetFileSize)
 }
 
-var errNotText = errors.New("not a text file")
-
-func readTextFile(path string, limit int64) ([]byte, error) {
-	st, err := os.Stat(path)
+// checkedTarget reads a checked file: the editor's buffer when it is open, else the file.
+func (s *Server) checkedTarget(c workspace.Checked, limit int64) (target, error) {
+	if snap, ok := s.openByPath(c.Real); ok {
+		return snapshotTarget(snap), nil
+	}
+	b, err := s.workspace().files.ReadFile(c, limit)
 	if err != nil {
-		return nil, err
+		return target{}, fmt.Errorf("%s: %w", c.Rel, err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: not a regular file", errNotText)
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%w: larger than %d bytes", errNotText, limit)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if bytes.IndexByte(b, 0) >= 0 {
-		return nil, fmt.Errorf("%w: binary", errNotText)
-	}
-	return b, nil
+	return target{uri: c.URI(), mapper: encoding.NewMapper(string(b))}, nil
 }
 
 // searchTargets lists the documents a searchAndReplace over u covers: the requesting document
 // (base) itself, or, inside the workspace only, the file u or every text file under the folder u
-// (skipping .git and other folders of tools, binary files and files over 1 MiB), open documents
-// with their editor text.
+// (workspace.Walk: not in .git and other folders of tools, not excluded; binary files and files
+// over 1 MiB skipped), open documents with their editor text.
 func (s *Server) searchTargets(base *document.Snapshot, u string) ([]target, error) {
 	if u == base.URI {
 		return []target{snapshotTarget(base)}, nil
 	}
-	path, err := s.confine(u)
+	c, err := s.confine(u)
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(path)
+	st, err := os.Stat(c.Real)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
+		return nil, fmt.Errorf("%s: %w", c.Rel, err)
 	}
 	if !st.IsDir() {
-		t, err := s.readTarget(u)
+		t, err := s.checkedTarget(c, maxTargetFileSize)
 		if err != nil {
 			return nil, err
 		}
 		return []target{t}, nil
 	}
-	var paths []string
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable entries are skipped
-		}
-		if d.IsDir() {
-			if p != path && (d.Name() == ".git" || d.Name() == ".hg" || d.Name() == ".svn" || d.Name() == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() {
-			paths = append(paths, p)
-			if len(paths) >= maxSearchFiles {
-				return fs.SkipAll
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths)
+	files := s.workspace().files
 	open := s.openPaths() // once, not once per file
 	var out []target
-	for _, p := range paths {
-		if snap, ok := open[hostFlavor.key(p)]; ok {
+	for _, f := range files.Walk(c, maxSearchFiles) {
+		if snap, ok := open[workspace.Host.Key(f.Real)]; ok {
 			out = append(out, snapshotTarget(snap))
 			continue
 		}
-		b, err := readTextFile(p, maxSearchFileSize)
+		b, err := files.ReadFile(f, maxSearchFileSize)
 		if err != nil {
 			continue
 		}
-		out = append(out, target{uri: string(uri.File(p)), mapper: encoding.NewMapper(string(b))})
+		out = append(out, target{uri: f.URI(), mapper: encoding.NewMapper(string(b))})
 	}
 	return out, nil
 }

@@ -1,17 +1,17 @@
-package lspside
+package workspace
 
 import "testing"
 
 var (
-	linuxFlavor   = pathFlavor{}
-	macFlavor     = pathFlavor{fold: true}
-	windowsFlavor = pathFlavor{windows: true, fold: true}
+	linuxFlavor   = Linux
+	macFlavor     = MacOS
+	windowsFlavor = Windows
 )
 
 // TestURIToPathEveryFlavour: the URIs editors send, read as paths of each platform.
 func TestURIToPathEveryFlavour(t *testing.T) {
 	for _, tc := range []struct {
-		f    pathFlavor
+		f    Flavor
 		uri  string
 		want string
 	}{
@@ -25,14 +25,14 @@ func TestURIToPathEveryFlavour(t *testing.T) {
 		{macFlavor, "file:///Users/Ana/src/main.go", "/Users/Ana/src/main.go"},
 		{linuxFlavor, "FILE:///tmp/a", "/tmp/a"},
 	} {
-		got, ok := tc.f.uriToPath(tc.uri)
+		got, ok := tc.f.URIToPath(tc.uri)
 		if !ok || got != tc.want {
-			t.Errorf("%+v uriToPath(%s) = %q, %v; want %q", tc.f, tc.uri, got, ok, tc.want)
+			t.Errorf("%+v URIToPath(%s) = %q, %v; want %q", tc.f, tc.uri, got, ok, tc.want)
 		}
 	}
 	for _, u := range []string{"untitled:Untitled-1", "https://example.com/a.go", "file://%zz"} {
-		if p, ok := windowsFlavor.uriToPath(u); ok {
-			t.Errorf("uriToPath(%s) = %q: not a file URI", u, p)
+		if p, ok := windowsFlavor.URIToPath(u); ok {
+			t.Errorf("URIToPath(%s) = %q: not a file URI", u, p)
 		}
 	}
 }
@@ -41,7 +41,7 @@ func TestURIToPathEveryFlavour(t *testing.T) {
 // per flavour.
 func TestPathsCompareAsThePlatformDoes(t *testing.T) {
 	same := []struct {
-		f    pathFlavor
+		f    Flavor
 		a, b string
 		want bool
 	}{
@@ -54,12 +54,12 @@ func TestPathsCompareAsThePlatformDoes(t *testing.T) {
 		{linuxFlavor, "/home/ana/src/../a.go", "/home/ana/a.go", true},
 	}
 	for _, tc := range same {
-		if got := tc.f.key(tc.a) == tc.f.key(tc.b); got != tc.want {
+		if got := tc.f.Key(tc.a) == tc.f.Key(tc.b); got != tc.want {
 			t.Errorf("%+v: %q and %q the same file: %v, want %v", tc.f, tc.a, tc.b, got, tc.want)
 		}
 	}
 	within := []struct {
-		f       pathFlavor
+		f       Flavor
 		p, root string
 		want    bool
 	}{
@@ -78,11 +78,41 @@ func TestPathsCompareAsThePlatformDoes(t *testing.T) {
 		{linuxFlavor, "/a.go", "/", true},
 	}
 	for _, tc := range within {
-		if got := tc.f.within(tc.p, tc.root); got != tc.want {
+		if got := tc.f.Within(tc.p, tc.root); got != tc.want {
 			t.Errorf("%+v: %q within %q: %v, want %v", tc.f, tc.p, tc.root, got, tc.want)
 		}
 	}
-	if b := windowsFlavor.base(`C:\Users\Ana\main.go`); b != "main.go" {
+	if b := windowsFlavor.Base(`C:\Users\Ana\main.go`); b != "main.go" {
 		t.Errorf("base %q", b)
+	}
+}
+
+// TestRelAndJoin: a path inside a folder, relative to it and back, per flavour, keeping the
+// path's own spelling where the folder's differs only in case.
+func TestRelAndJoin(t *testing.T) {
+	for _, tc := range []struct {
+		f         Flavor
+		p, root   string
+		rel, join string
+	}{
+		{linuxFlavor, "/home/ana/proj/src/a.go", "/home/ana/proj", "src/a.go", "/home/ana/proj/src/a.go"},
+		{linuxFlavor, "/home/ana/proj", "/home/ana/proj/", ".", "/home/ana/proj/"},
+		{linuxFlavor, "/a.go", "/", "a.go", "/a.go"},
+		{macFlavor, "/Users/Ana/Proj/A.go", "/users/ana/proj", "A.go", "/users/ana/proj/A.go"},
+		{windowsFlavor, `C:\Work\Proj\src\a.go`, `c:\work\proj`, "src/a.go", `c:\work\proj\src\a.go`},
+		{windowsFlavor, `C:\a.go`, `C:\`, "a.go", `C:\a.go`},
+		{windowsFlavor, `\\server\share\proj\a.go`, `\\server\share`, "proj/a.go", `\\server\share\proj\a.go`},
+	} {
+		rel, ok := tc.f.Rel(tc.p, tc.root)
+		if !ok || rel != tc.rel {
+			t.Errorf("%+v Rel(%q, %q) = %q, %v; want %q", tc.f, tc.p, tc.root, rel, ok, tc.rel)
+			continue
+		}
+		if j := tc.f.Join(tc.root, rel); j != tc.join {
+			t.Errorf("%+v Join(%q, %q) = %q, want %q", tc.f, tc.root, rel, j, tc.join)
+		}
+	}
+	if rel, ok := linuxFlavor.Rel("/home/ana/projx/a.go", "/home/ana/proj"); ok {
+		t.Errorf("Rel outside the root = %q", rel)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package lspside
+package workspace
 
 import "path/filepath"
 

@@ -1,4 +1,4 @@
-package lspside
+package workspace
 
 import (
 	"path/filepath"
@@ -33,6 +33,12 @@ func finalPath(p string) (string, error) {
 		return "", err
 	}
 	defer windows.CloseHandle(h)
+	return handlePath(h)
+}
+
+// handlePath is the final path of an open handle (GetFinalPathNameByHandle), in the ordinary
+// spelling: C:\x, \\server\share\x.
+func handlePath(h windows.Handle) (string, error) {
 	buf := make([]uint16, windows.MAX_LONG_PATH)
 	n, err := windows.GetFinalPathNameByHandle(h, &buf[0], uint32(len(buf)), 0)
 	if err != nil {
