@@ -94,6 +94,9 @@ type Config struct {
 	// (secrets.go).
 	Exclude           []string
 	NoDefaultExcludes bool
+	// MaxEditorMessageBytes is the largest message read from the editor; a larger one ends the
+	// connection before its memory is taken (frames.go). Zero means DefaultMaxEditorMessageBytes.
+	MaxEditorMessageBytes int
 	// MaxMessageBytes is the largest message the agent is sent; a document whose text does not
 	// fit is kept from it (toolarge.go). Zero means DefaultMaxMessageBytes.
 	MaxMessageBytes int
@@ -203,13 +206,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	if cfg.started != nil {
 		cfg.started(s)
 	}
-	stream := &tolerantStream{Stream: jsonrpc2.NewStream(readWriteCloser{in, out}), log: cfg.Log}
+	stream := &tolerantStream{Stream: newEditorStream(in, out, cfg.MaxEditorMessageBytes), log: cfg.Log}
 	s.conn = jsonrpc2.NewConn(stream)
 	s.conn.Go(ctx, s.handle)
 	select {
 	case <-s.exited:
 	case <-s.conn.Done():
-		if err := s.conn.Err(); err != nil {
+		var framing *FramingError
+		if err := s.conn.Err(); errors.As(err, &framing) {
+			s.log.Error().Str("dir", "editor→bridge").Err(err).Msg("the editor sent a frame the bridge refuses")
+		} else if err != nil {
 			s.log.Error().Err(err).Msg("editor connection failed")
 		} else {
 			s.log.Info().Msg("editor closed the connection")

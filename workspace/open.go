@@ -102,3 +102,49 @@ func (w *Workspace) Walk(dir Checked, limit int) []Checked {
 	sort.Slice(out, func(i, j int) bool { return out[i].Real < out[j].Real })
 	return out
 }
+
+// Held is a file or folder under a workspace folder that an exclusion glob keeps from the agent.
+type Held struct {
+	Rel  string // relative to its folder, with forward slashes; a folder ends in "/"
+	Glob string
+}
+
+// HeldBack lists what the exclusion globs keep from the agent under the workspace folders, at
+// most limit entries after looking at no more than 20,000 files (not in version control's and
+// dependencies' folders); an excluded folder is one entry. more is set when there may be more.
+func (w *Workspace) HeldBack(limit int) (held []Held, more bool) {
+	if w == nil {
+		return nil, false
+	}
+	seen := 0
+	for _, f := range w.folders {
+		_ = filepath.WalkDir(f.Real, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == f.Real {
+				return nil
+			}
+			if seen++; seen > maxWalk {
+				more = true
+				return fs.SkipAll
+			}
+			if d.IsDir() && skippedDirs[d.Name()] {
+				return filepath.SkipDir
+			}
+			g, ok := w.Excluded(p)
+			if !ok {
+				return nil
+			}
+			if len(held) >= limit {
+				more = true
+				return fs.SkipAll
+			}
+			rel, _ := Host.Rel(p, f.Real)
+			if d.IsDir() {
+				held = append(held, Held{Rel: rel + "/", Glob: g})
+				return filepath.SkipDir
+			}
+			held = append(held, Held{Rel: rel, Glob: g})
+			return nil
+		})
+	}
+	return held, more
+}

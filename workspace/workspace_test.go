@@ -237,3 +237,21 @@ func TestWalkListsWhatTheAgentMayRead(t *testing.T) {
 		t.Errorf("Walk with a limit of 2 listed %d", n)
 	}
 }
+
+// TestHeldBackListsTheSecrets: what the globs keep from the agent under the folders, a folder once.
+func TestHeldBackListsTheSecrets(t *testing.T) {
+	tr := newTree(t)
+	held, more := tr.w.HeldBack(10)
+	var got []string
+	for _, h := range held {
+		got = append(got, h.Rel+" ("+h.Glob+")")
+	}
+	// A link to a secret (notes.txt → .env) is found when it is opened, not listed.
+	want := ".env (.env) .ssh/ (.ssh/**)"
+	if strings.Join(got, " ") != want || more {
+		t.Errorf("HeldBack = %q, %v; want %q", strings.Join(got, " "), more, want)
+	}
+	if held, more := tr.w.HeldBack(1); len(held) != 1 || !more {
+		t.Errorf("HeldBack(1) = %v, %v", held, more)
+	}
+}

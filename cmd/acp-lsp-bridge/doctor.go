@@ -16,6 +16,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/doctor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 const doctorUsage = `acp-lsp-bridge doctor: check that an agent can give the bridge Next Edit Suggestions.
@@ -36,7 +37,9 @@ then nes/close, ends the agent, and reports:
     didFocus) and the nes/suggest context keys (with maxCount);
   - the negotiated position encoding, and how long initialize and nes/start took;
   - the editor surfaces the bridge will offer with it (inline completion, Copilot inline edits,
-    code actions, completion items).
+    code actions, completion items);
+  - the files of the workspace that the exclusion globs keep from the agent (.env, keys, ...;
+    --exclude adds globs, as for the bridge), each with its glob, never their text.
 
 Exit status: 0 when the agent can do Next Edit Suggestions; 1 when it cannot, and the last line
 says why (the command was not found or could not start, no answer to initialize or nes/start in
@@ -56,6 +59,7 @@ type doctorOptions struct {
 	timeout       time.Duration
 	promptTimeout time.Duration
 	command       acpside.Command
+	excludes      *workspace.Excludes
 }
 
 func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOptions, code int, done bool) {
@@ -74,6 +78,15 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 	fs.BoolVar(&opts.prompt, "prompt", false, "also ask one suggestion on a small sample document and report it with how long it took (for an agent asked through prompts, this costs one prompt of its model)")
 	fs.DurationVar(&opts.promptTimeout, "prompt-timeout", time.Minute, "how long --prompt waits for the sample suggestion")
 	fs.BoolVar(&opts.verbose, "verbose", false, "log the agent's start, its stderr and its exit, and the ACP SDK's messages, to stderr")
+	var exclude []string
+	fs.Func("exclude", "a `glob` of files kept from the agent besides the defaults, as the bridge's --exclude (repeat for more)", func(g string) error {
+		if _, err := workspace.NewExcludes(false, []string{g}); err != nil {
+			return err
+		}
+		exclude = append(exclude, g)
+		return nil
+	})
+	noDefaults := fs.Bool("no-default-excludes", false, "as the bridge's --no-default-excludes: the default exclusion globs keep nothing back")
 	fs.Usage = func() {} // the flag package calls it on every error; --help is answered below
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -106,6 +119,7 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 		return opts, 2, true
 	}
 	opts.command = acpside.Command{Path: agentArgs[0], Args: agentArgs[1:]}
+	opts.excludes, _ = workspace.NewExcludes(!*noDefaults, exclude) // each glob was checked above
 	return opts, 0, false
 }
 
@@ -144,6 +158,8 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		Version: version,
 		Start:   func(o acpside.Options) (*acpside.Agent, error) { return acpside.Start(cmd, o) },
 		Sample:  opts.prompt, SampleTimeout: opts.promptTimeout,
+
+		Excludes: opts.excludes,
 	})
 	if opts.json {
 		_, err = stdout.Write(rep.JSON())

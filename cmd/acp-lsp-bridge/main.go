@@ -23,6 +23,7 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/buildinfo"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/wiretrace"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // version is what --version prints, serverInfo says and the agent hears in clientInfo: stamped
@@ -59,6 +60,8 @@ the agent (nes/accept). Positions are converted between the encodings each side 
 The agent gets the context it asks for (open and recent files, edit history, user actions,
 diagnostics, related snippets), may read and write workspace files through the editor, and may ask
 the user to sign in or for permission (window/showMessageRequest; --user-wait bounds the wait).
+It sees nothing outside the workspace folders, and none of the files the exclusion globs keep from
+it (.env, keys and the like, --exclude to add; docs/security.md): not their text, not their names.
 Editor configurations can send acp-lsp-bridge/didFocus on entering a buffer and
 acp-lsp-bridge/diagnostics with the diagnostics the editor shows (see docs/surfaces.md).
 
@@ -91,6 +94,9 @@ type config struct {
 	maxMessage     int
 	prompts        string
 	promptTimeout  time.Duration
+	maxEditor      int
+	exclude        []string
+	noDefaultExcl  bool
 }
 
 func main() {
@@ -161,6 +167,10 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		MaxMessageBytes: cfg.maxMessage,
 		Prompts:         cfg.prompts,
 		PromptTimeout:   cfg.promptTimeout,
+
+		MaxEditorMessageBytes: cfg.maxEditor,
+		Exclude:               cfg.exclude,
+		NoDefaultExcludes:     cfg.noDefaultExcl,
 	})
 }
 
@@ -184,6 +194,15 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.DurationVar(&cfg.userWait, "user-wait", 2*time.Minute, "the longest a question to the user (sign-in, permission, a manual suggestion) stays open (`duration`); unanswered, it counts as declined")
 	fs.StringVar(&cfg.prompts, "prompts", "", "for an agent without Next Edit Suggestions, which requests are asked through prompts (`mode`): explicit (what you ask for; the default), auto (also while you type) or off; initializationOptions.prompts sets it too, this flag wins")
 	fs.DurationVar(&cfg.promptTimeout, "prompt-timeout", lspside.DefaultPromptTimeout, "the longest a request asked through a prompt waits for the agent's answer (`duration`)")
+	fs.IntVar(&cfg.maxEditor, "max-editor-message-size", lspside.DefaultMaxEditorMessageBytes, "the largest message read from the editor, in `bytes`; a larger one (or a header line over 64 KiB) is refused before its memory is taken, and the bridge exits, since nothing after it can be read")
+	fs.Func("exclude", "a `glob` of files kept from the agent, besides the defaults (.env, .env.*, *.pem, *.key, id_rsa*, .ssh/**, ...: see docs/security.md); matched at any depth, ignoring case; repeat the flag for more; initializationOptions.exclude adds more", func(g string) error {
+		if _, err := workspace.NewExcludes(false, []string{g}); err != nil {
+			return err
+		}
+		cfg.exclude = append(cfg.exclude, g)
+		return nil
+	})
+	fs.BoolVar(&cfg.noDefaultExcl, "no-default-excludes", false, "send the agent the files that the default exclusion globs keep from it (.env, keys, ...); initializationOptions.defaultExcludes: false does the same")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
 	fs.Usage = func() {}
@@ -200,6 +219,10 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	if *showVersion {
 		fmt.Fprintf(stdout, "acp-lsp-bridge %s\n", version)
 		return cfg, 0, true
+	}
+	if cfg.maxEditor < 1<<20 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge: --max-editor-message-size must be at least 1048576 bytes")
+		return cfg, 2, true
 	}
 	if cfg.maxMessage < 64<<10 {
 		fmt.Fprintln(stderr, "acp-lsp-bridge: --max-message-size must be at least 65536 bytes")

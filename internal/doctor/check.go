@@ -24,6 +24,7 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/promptagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // sampleText is the document of the sample suggestion: a loop whose return is half typed.
@@ -92,6 +93,9 @@ type Run struct {
 	// reports it with its latency (--prompt); SampleTimeout bounds it.
 	Sample        bool
 	SampleTimeout time.Duration
+	// Excludes keep files from the agent, as the bridge's --exclude and --no-default-excludes
+	// make them; nil keeps nothing back.
+	Excludes *workspace.Excludes
 }
 
 // promptNote is what doctor says of an agent asked through prompts.
@@ -99,13 +103,15 @@ const promptNote = "the agent has no Next Edit Suggestions of its own: the bridg
 
 // Check starts the agent, runs initialize, nes/start and nes/close, ends it, and reports.
 func Check(ctx context.Context, run Run) *Report {
-	workspace := string(uri.File(run.Dir))
-	rep := newReport(run.Command, workspace, run.Version)
+	wsURI := string(uri.File(run.Dir))
+	rep := newReport(run.Command, wsURI, run.Version)
 	// The bridge's own options, so that the agent sees the initialize the bridge sends.
 	opts := acpside.ClientOptions(run.Log, run.Version)
 	col := newCollector()
 	opts.Events = col.event
-	opts.Handler = handler(run.Dir)
+	files := workspace.New([]string{run.Dir}, run.Excludes)
+	opts.Handler = handler(files)
+	rep.Exclusions = describeExclusions(files)
 	// As the bridge does: an agent without NES is asked through prompts.
 	opts.Prompts = &acpside.PromptOptions{
 		Workspace: func() string { return run.Dir },
@@ -166,8 +172,8 @@ func Check(ctx context.Context, run Run) *Report {
 	// nes/start
 	name := filepath.Base(run.Dir)
 	req := acp.UnstableStartNesRequest{
-		WorkspaceUri:     &workspace,
-		WorkspaceFolders: []acp.UnstableWorkspaceFolder{{Uri: workspace, Name: name}},
+		WorkspaceUri:     &wsURI,
+		WorkspaceFolders: []acp.UnstableWorkspaceFolder{{Uri: wsURI, Name: name}},
 	}
 	step := "nes/start"
 	if agent.Prompted() {
@@ -519,10 +525,10 @@ func (c *collector) stderrTail() []string {
 }
 
 // handler answers the agent's requests to the client during a check, as the bridge would without
-// an editor: files are read from disk inside the workspace folder dir (links followed), never
-// written; no document
-// is open, none was recent, none is active.
-func handler(dir string) acp.MethodHandler {
+// an editor: files are read from disk inside the workspace folder, confined as the bridge
+// confines them (workspace.Check and ReadFile: links followed and checked, secrets kept back),
+// never written; no document is open, none was recent, none is active.
+func handler(files *workspace.Workspace) acp.MethodHandler {
 	return func(_ context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 		switch method {
 		case acp.ClientMethodFsReadTextFile:
@@ -530,21 +536,11 @@ func handler(dir string) acp.MethodHandler {
 			if err := json.Unmarshal(params, &p); err != nil {
 				return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 			}
-			// Links followed on both sides: a link inside the folder to a file elsewhere is
-			// elsewhere.
-			path, err := filepath.EvalSymlinks(filepath.Clean(p.Path))
+			c, err := files.Check(p.Path)
 			if err != nil {
 				return nil, acp.NewInvalidParams(map[string]any{"path": p.Path, "error": err.Error()})
 			}
-			root := dir
-			if r, err := filepath.EvalSymlinks(dir); err == nil {
-				root = r
-			}
-			rel, err := filepath.Rel(root, path)
-			if err != nil || !filepath.IsAbs(p.Path) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return nil, acp.NewInvalidParams(map[string]any{"path": p.Path, "error": "outside the workspace folder " + dir})
-			}
-			b, err := os.ReadFile(path)
+			b, err := files.ReadFile(c, maxRead)
 			if err != nil {
 				return nil, acp.NewInvalidParams(map[string]any{"path": p.Path, "error": err.Error()})
 			}
@@ -559,3 +555,6 @@ func handler(dir string) acp.MethodHandler {
 		return nil, acp.NewMethodNotFound(method)
 	}
 }
+
+// maxRead bounds a file read for the agent, as the bridge bounds it.
+const maxRead = 8 << 20

@@ -19,6 +19,8 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 func ms(v float64) *float64 { return &v }
@@ -87,6 +89,10 @@ func goldenReports(t *testing.T) map[string]*Report {
 	exited.AgentStderr = []string{"line 1", "line 2", "line 3", "line 4", "line 5", "Error: no model configured"}
 	exited.fail("nes/start", failExited, "the agent exited (exit status 3) before answering nes/start")
 
+	for _, r := range []*Report{ok, refused, notFound, exited} {
+		r.Exclusions.Globs = []string{".env", "*.pem"}
+	}
+	ok.Exclusions.HeldBack = []heldReport{{Path: ".env", Glob: ".env"}}
 	return map[string]*Report{"ok": ok, "refused": refused, "not-found": notFound, "exited": exited}
 }
 
@@ -94,6 +100,7 @@ func TestDoctorRenderHuman(t *testing.T) {
 	want := map[string]string{
 		"ok": `command    my-agent --acp 'two words'
 workspace  file:///home/me/project
+secrets    kept from the agent: .env (.env)
 agent      my-agent 2.1.0 ("My Agent")
 protocol   ACP 1
 encoding   utf-32 (the agent's choice)
@@ -108,6 +115,7 @@ OK         the agent can do Next Edit Suggestions
 `,
 		"refused": `command    codex-acp
 workspace  file:///home/me/project
+secrets    no file here matches the 2 exclusion globs (.env, keys, ...; --exclude adds)
 agent      codex-acp 0.3.0
 protocol   ACP 1
 encoding   utf-16 (the protocol's default: the agent named none)
@@ -120,11 +128,13 @@ FAIL       the agent refused nes/start: -32601 Method not found (it does not imp
 `,
 		"not-found": `command    no-such-agent
 workspace  file:///home/me/project
+secrets    no file here matches the 2 exclusion globs (.env, keys, ...; --exclude adds)
 surfaces   none: the bridge would tell the editor once and answer with empty results
 FAIL       cannot start the agent: command "no-such-agent" not found (no executable on $PATH)
 `,
 		"exited": `command    node agent.mjs
 workspace  file:///home/me/project
+secrets    no file here matches the 2 exclusion globs (.env, keys, ...; --exclude adds)
 agent      (no agentInfo)
 protocol   ACP 2
 encoding   utf-16 (the protocol's default: the agent named none)
@@ -246,6 +256,19 @@ func TestDoctorRenderJSON(t *testing.T) {
   },
   "prompts": null,
   "sample": null,
+  "exclusions": {
+    "globs": [
+      ".env",
+      "*.pem"
+    ],
+    "heldBack": [
+      {
+        "path": ".env",
+        "glob": ".env"
+      }
+    ],
+    "more": false
+  },
   "warnings": []
 }
 `,
@@ -313,6 +336,14 @@ func TestDoctorRenderJSON(t *testing.T) {
   },
   "prompts": null,
   "sample": null,
+  "exclusions": {
+    "globs": [
+      ".env",
+      "*.pem"
+    ],
+    "heldBack": [],
+    "more": false
+  },
   "warnings": []
 }
 `,
@@ -352,6 +383,14 @@ func TestDoctorRenderJSON(t *testing.T) {
   },
   "prompts": null,
   "sample": null,
+  "exclusions": {
+    "globs": [
+      ".env",
+      "*.pem"
+    ],
+    "heldBack": [],
+    "more": false
+  },
   "warnings": []
 }
 `,
@@ -544,7 +583,11 @@ func TestHandler(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := handler(dir)
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("KEY=secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := workspace.NewExcludes(true, nil)
+	h := handler(workspace.New([]string{dir}, ex))
 	call := func(method string, params any) (string, *acp.RequestError) {
 		b, _ := json.Marshal(params)
 		res, rerr := h(context.Background(), method, b)
@@ -556,6 +599,9 @@ func TestHandler(t *testing.T) {
 	}
 	if _, err := call(acp.ClientMethodFsReadTextFile, map[string]any{"sessionId": "s", "path": filepath.Join(dir, "..", "x")}); err == nil {
 		t.Error("read outside the workspace succeeded")
+	}
+	if got, err := call(acp.ClientMethodFsReadTextFile, map[string]any{"sessionId": "s", "path": filepath.Join(dir, ".env")}); err == nil || !strings.Contains(err.Error(), `exclusion glob \".env\"`) {
+		t.Errorf("read of a secret: %s %v", got, err)
 	}
 	// A link inside the folder to a file elsewhere is elsewhere.
 	secret := filepath.Join(t.TempDir(), "secret.txt")
@@ -575,6 +621,33 @@ func TestHandler(t *testing.T) {
 	}
 	if got, err := call(acpside.MethodActiveDocument, nil); err != nil || got != `{"document":null}` {
 		t.Errorf("active document: %s %v", got, err)
+	}
+}
+
+// TestDoctorSaysWhatIsKeptBack: the report names the files of the workspace that the exclusion
+// globs keep from the agent, each with its glob, in both forms, and never their text.
+func TestDoctorSaysWhatIsKeptBack(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"main.go": "package main\n", ".env": "KEY=sk-live-1\n", "certs/server.pem": "PEM\n", "notes/todo.txt": "x\n"})
+	ex, _ := workspace.NewExcludes(true, []string{"notes/**"})
+	rep := Check(context.Background(), Run{Command: acpside.Command{Path: "in-process"}, Dir: dir, Timeout: 5 * time.Second, Log: zerolog.Nop(), Version: "test", Start: connectTestAgent(testagent.Config{}), Excludes: ex})
+	if !rep.OK {
+		t.Fatalf("report %s", rep.JSON())
+	}
+	human := rep.Human(false)
+	if !strings.Contains(human, "secrets    kept from the agent: .env (.env), certs/server.pem (*.pem), notes/ (notes/**)") {
+		t.Errorf("the report does not list what is kept back:\n%s", human)
+	}
+	js := string(rep.JSON())
+	if !strings.Contains(js, `{"path": ".env", "glob": ".env"}`) && !strings.Contains(js, `"path": ".env",`) {
+		t.Errorf("--json lacks the held back files:\n%s", js)
+	}
+	if strings.Contains(js+human, "sk-live") {
+		t.Error("the report holds a secret's text")
+	}
+	rep = Check(context.Background(), Run{Command: acpside.Command{Path: "in-process"}, Dir: dir, Timeout: 5 * time.Second, Log: zerolog.Nop(), Version: "test", Start: connectTestAgent(testagent.Config{})})
+	if !strings.Contains(rep.Human(false), "secrets    none: the agent may read every file") {
+		t.Errorf("without exclusions:\n%s", rep.Human(false))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // FormatVersion is the version of the doctor --json format (its "protocolVersion"). It
@@ -55,8 +56,59 @@ type Report struct {
 	// Prompts is set for an agent without NES that the bridge asks through prompts.
 	Prompts *promptsReport `json:"prompts"`
 	// Sample is the sample suggestion asked with --prompt.
-	Sample   *sampleReport `json:"sample"`
-	Warnings []string      `json:"warnings"`
+	Sample *sampleReport `json:"sample"`
+	// Exclusions are the files of the workspace the agent never sees.
+	Exclusions exclusionsReport `json:"exclusions"`
+	Warnings   []string         `json:"warnings"`
+}
+
+// exclusionsReport says what the exclusion globs keep from the agent in the workspace folder.
+type exclusionsReport struct {
+	Globs []string `json:"globs"`
+	// HeldBack are the files and folders they match (a folder ends in "/"), each with its glob;
+	// More is set when there may be more than listed.
+	HeldBack []heldReport `json:"heldBack"`
+	More     bool         `json:"more"`
+}
+
+type heldReport struct {
+	Path string `json:"path"`
+	Glob string `json:"glob"`
+}
+
+// maxHeldListed bounds the files held back that a report lists.
+const maxHeldListed = 20
+
+func describeExclusions(files *workspace.Workspace) exclusionsReport {
+	r := exclusionsReport{Globs: files.Excludes().Globs(), HeldBack: []heldReport{}}
+	if r.Globs == nil {
+		r.Globs = []string{}
+	}
+	held, more := files.HeldBack(maxHeldListed)
+	for _, h := range held {
+		r.HeldBack = append(r.HeldBack, heldReport{Path: h.Rel, Glob: h.Glob})
+	}
+	r.More = more
+	return r
+}
+
+// text is the report's line on exclusions: what is kept back here, by which glob.
+func (e exclusionsReport) text() string {
+	if len(e.Globs) == 0 {
+		return "none: the agent may read every file of the workspace (--no-default-excludes and no --exclude)"
+	}
+	if len(e.HeldBack) == 0 {
+		return fmt.Sprintf("no file here matches the %d exclusion globs (.env, keys, ...; --exclude adds)", len(e.Globs))
+	}
+	var parts []string
+	for _, h := range e.HeldBack {
+		parts = append(parts, fmt.Sprintf("%s (%s)", h.Path, h.Glob))
+	}
+	s := "kept from the agent: " + strings.Join(parts, ", ")
+	if e.More {
+		s += ", and more"
+	}
+	return s
 }
 
 // promptsReport says how an agent without NES is asked.
@@ -166,6 +218,7 @@ func newReport(cmd acpside.Command, workspace, version string) *Report {
 		Workspace:       workspace,
 		AgentStderr:     []string{},
 		Warnings:        []string{},
+		Exclusions:      exclusionsReport{Globs: []string{}, HeldBack: []heldReport{}},
 		Capabilities:    capsReport{SuggestionKinds: []string{}, DocumentEvents: []string{}, SuggestContext: []string{}},
 	}
 }
@@ -200,6 +253,7 @@ func (r *Report) Human(color bool) string {
 	}
 	line("command", shellJoin(r.Command))
 	line("workspace", r.Workspace)
+	line("secrets", r.Exclusions.text())
 	if a := r.Agent; a != nil {
 		line("agent", a.describe())
 		line("protocol", fmt.Sprintf("ACP %d", a.ProtocolVersion))
