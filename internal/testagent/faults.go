@@ -50,7 +50,7 @@ const (
 )
 
 // Faults lists the modes of Config.Fault.
-var Faults = []string{FaultExit, FaultHang, FaultJunk, FaultHuge, FaultTypes, FaultUnknown, FaultEdits, FaultIDs, FaultUTF8}
+var Faults = []string{FaultExit, FaultHang, FaultJunk, FaultHuge, FaultTypes, FaultUnknown, FaultEdits, FaultIDs, FaultUTF8, FaultRequests}
 
 // FaultHelp describes the modes, for a command's flag help.
 const FaultHelp = "misbehave on purpose, by `mode`: " + `exit (exit 3 when a nes/suggest arrives), hang (never answer nes/suggest, ignore $/cancel_request), ` +
@@ -58,7 +58,8 @@ const FaultHelp = "misbehave on purpose, by `mode`: " + `exit (exit 3 when a nes
 	`types (answers with wrong JSON types), unknown (unknown requests and notifications to the client around each answer), ` +
 	`edits (out-of-range, overlapping, reversed edits and an unknown kind beside the valid suggestion), ` +
 	`ids (the same suggestion id twice in an answer and in every answer), ` +
-	`utf8 (raw invalid UTF-8 in a newText, and a line with invalid UTF-8 outside strings)`
+	`utf8 (raw invalid UTF-8 in a newText, and a line with invalid UTF-8 outside strings), ` +
+	`requests (a request with an empty method and session/update as a request before each answer; their answers logged as test/rawAnswer)`
 
 // invalidUTF8Token, inside a JSON string the agent writes, becomes the raw bytes ff fe on the
 // wire (FaultUTF8): json.Marshal would replace them with U+FFFD.

@@ -79,6 +79,18 @@ type Config struct {
 	StallOnce string
 	// Trickle makes an agent that reads its input one byte at a time.
 	Trickle bool
+	// Answer, when set, is a JSON array of suggestions that every nes/suggest is answered with,
+	// each id suffixed with "-n" (hostile.go): URIs of the test's choosing.
+	Answer json.RawMessage
+	// Reads makes the agent read Path with fs/read_text_file Count times once nes/start is
+	// answered, logging each answer (hostile.go).
+	Reads ReadLoop
+}
+
+// ReadLoop is Config.Reads.
+type ReadLoop struct {
+	Path  string
+	Count int
 }
 
 // Message is one received message.
@@ -312,6 +324,12 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		if a.cfg.Stall > 0 {
 			a.armStall()
 		}
+		if a.cfg.Reads.Count > 0 {
+			go func() {
+				time.Sleep(50 * time.Millisecond) // after the answer has gone out
+				a.readLoop()
+			}()
+		}
 		return acp.UnstableStartNesResponse{SessionId: "test-session"}, nil
 	case acp.AgentMethodNesClose:
 		return acp.UnstableCloseNesResponse{}, nil
@@ -377,8 +395,14 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			<-a.connection().Done()
 			return nil, acp.NewInternalError(map[string]any{"error": "hung"})
 		}
+		if a.cfg.Fault == FaultRequests {
+			a.badRequests(n)
+		}
 		doc := a.waitVersion(ctx, p.Uri, p.Version)
 		var res any
+		if a.cfg.Answer != nil {
+			return a.answerWith(n)
+		}
 		if a.cfg.Suggest != nil {
 			var rerr *acp.RequestError
 			if res, rerr = a.cfg.Suggest(ctx, p, doc); rerr != nil {
@@ -556,7 +580,14 @@ func (t *wireTap) recordLine(line []byte) {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(line, &m) != nil || m.Method == "" || (m.ID == nil && m.Method == "$/cancel_request") {
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	if m.Method == "" && bytes.HasPrefix(m.ID, []byte(`"raw-`)) {
+		t.a.record("test/rawAnswer", line) // the answer to a request written by hand (hostile.go)
+		return
+	}
+	if m.Method == "" || (m.ID == nil && m.Method == "$/cancel_request") {
 		return
 	}
 	t.a.record(m.Method, m.Params)

@@ -19,6 +19,10 @@ local defaults = {
   -- through prompts: 'explicit' only when you ask (<M-CR>, code actions), 'auto' also while you
   -- type (ghost text), 'off' never
   prompts = 'explicit',
+  -- globs of files never sent to the agent, besides the bridge's defaults (.env, .env.*, *.pem,
+  -- *.key, id_rsa*, .ssh/**, ...), matched at any depth: e.g. { 'secrets/**', '*.local' }
+  exclude = {},
+  default_excludes = true, -- false: the defaults keep nothing back
   keys = {
     accept = '<Tab>', -- insert: accept the ghost text
     dismiss = '<C-]>', -- insert: hide it and tell the agent (nes/reject "rejected")
@@ -41,7 +45,7 @@ end
 local function check(opts)
   for k in pairs(opts) do
     if defaults[k] == nil and k ~= 'agent' and k ~= 'filetypes' then
-      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, keys, focus, diagnostics'):format(k))
+      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, keys, focus, diagnostics'):format(k))
     end
   end
   if type(opts.agent) == 'string' then
@@ -66,6 +70,12 @@ local function check(opts)
   end
   if opts.prompts ~= 'explicit' and opts.prompts ~= 'auto' and opts.prompts ~= 'off' then
     fail(('prompts = %s: want "explicit" (the default), "auto" or "off"'):format(vim.inspect(opts.prompts)))
+  end
+  if type(opts.exclude) ~= 'table' or not vim.iter(opts.exclude):all(function(g) return type(g) == 'string' end) then
+    fail('exclude must be a list of globs, e.g. { "secrets/**", "*.local" }')
+  end
+  if type(opts.default_excludes) ~= 'boolean' then
+    fail('default_excludes must be true or false')
   end
   for k, v in pairs(opts.keys) do
     if defaults.keys[k] == nil then
@@ -265,9 +275,12 @@ function M.setup(opts)
   check(opts)
   M.options = opts
 
-  -- initializationOptions.prompts always, so that calling setup() again replaces an earlier value
-  -- (vim.lsp.config merges into what it has).
-  local config = { cmd = build_cmd(opts), init_options = { prompts = opts.prompts } }
+  -- initializationOptions always, so that calling setup() again replaces an earlier value
+  -- (vim.lsp.config merges into what it has). An empty exclude list goes as [] either way.
+  local config = {
+    cmd = build_cmd(opts),
+    init_options = { prompts = opts.prompts, exclude = opts.exclude, defaultExcludes = opts.default_excludes },
+  }
   if opts.filetypes then
     config.filetypes = opts.filetypes
   end

@@ -39,6 +39,9 @@ func main() {
 	helper := flag.Bool("spawn-helper", false, "start a helper process that ignores SIGTERM and the end of its stdin and runs until killed, as a Node wrapper's native binary may")
 	relaunch := flag.Bool("relaunch", false, "relaunch: start this command again as a child (without --relaunch, the same stdin and stdout) and wait for it, as some Node agents do")
 	helperMode := flag.Bool("helper", false, "be the helper that --spawn-helper starts")
+	answer := flag.String("answer", "", "answer every nes/suggest with the suggestions in this JSON `file` (an array; each id gets \"-n\" appended), whatever URIs they name")
+	readPath := flag.String("read", "", "once nes/start is answered, read this `path` with fs/read_text_file --read-count times, logging each answer as test/read, then test/readsDone")
+	readCount := flag.Int("read-count", 1, "how many times --read reads")
 	flag.Parse()
 	if *helperMode {
 		runHelper(*pidFile)
@@ -61,6 +64,20 @@ func main() {
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
 		os.Exit(2)
+	}
+	if *answer != "" {
+		b, err := os.ReadFile(*answer)
+		if err == nil && !json.Valid(b) {
+			err = errors.New("not JSON")
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "acp-test-agent: --answer:", err)
+			os.Exit(2)
+		}
+		cfg.Answer = b
+	}
+	if *readPath != "" {
+		cfg.Reads = testagent.ReadLoop{Path: *readPath, Count: *readCount}
 	}
 	if *contextJSON != "" {
 		cfg.Context = &acp.NesContextCapabilities{}
