@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -203,18 +201,4 @@ func TestBinaryAnswersEveryAgentRequest(t *testing.T) {
 	if empty != 1 {
 		t.Errorf("the request with an empty method is logged %d times, want once (the repeat counted):\n%s", empty, log)
 	}
-}
-
-// writeAnswer writes the suggestions a hostile agent answers with (acp-test-agent --answer).
-func writeAnswer(t *testing.T, dir string, sugs []any) string {
-	t.Helper()
-	b, err := json.Marshal(sugs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, fmt.Sprintf("answer-%d.json", time.Now().UnixNano()))
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

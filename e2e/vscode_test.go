@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -275,7 +276,7 @@ func TestVSCodeManifest(t *testing.T) {
 	// Remote settings); the rest is window-scoped, so that the User settings apply in local and
 	// remote windows alike. machine-overridable would be wrong twice over: a remote window ignores
 	// it in the User settings, and a workspace may set it.
-	wantScopes := map[string]string{"path": "machine", "agent": "window", "logFile": "window", "trace.server": "window"}
+	wantScopes := map[string]string{"path": "machine", "agent": "window", "logFile": "window", "exclude": "window", "defaultExcludes": "window", "trace.server": "window"}
 	for key, scope := range wantScopes {
 		if got := props[src.section+"."+key].Scope; got != scope {
 			t.Errorf("%s.%s: scope %q, want %q", src.section, key, got, scope)
@@ -495,8 +496,9 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 		"settings":      map[string]any{"acpLspBridge.path": bridge, "acpLspBridge.agent": agentCmd, "acpLspBridge.logFile": log1},
 		"extensionPath": installed,
 		"env":           map[string]string{"PATH": pathDir},
-		// A workspace's settings never choose what runs: the extension says it ignores them.
-		"workspaceSettings": map[string]any{"acpLspBridge.path": trap, "acpLspBridge.agent": []string{trap}},
+		// A workspace's settings never choose what runs, nor hand the agent your secrets: the
+		// extension says it ignores them.
+		"workspaceSettings": map[string]any{"acpLspBridge.path": trap, "acpLspBridge.agent": []string{trap}, "acpLspBridge.defaultExcludes": false},
 		// The cursor after "fo" on line 3: utf-16 column 13 ("é" is one unit, two bytes in utf-8).
 		"document": map[string]any{"path": doc, "languageId": "go", "text": text, "cursor": map[string]int{"line": 3, "character": 13}},
 		"run": []map[string]string{
@@ -505,15 +507,18 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 			{"command": ext.commands["signIn"], "waitFor": "nothing to sign in to"},
 			{"command": ext.commands["restartAgent"], "waitFor": "is ready"},
 		},
-		// The built-in agent, another log file: the extension restarts the bridge.
-		"changed": map[string]any{"acpLspBridge.path": bridge, "acpLspBridge.agent": []string{}, "acpLspBridge.logFile": log2},
+		// The built-in agent, another log file, the user's own exclusions: the extension restarts
+		// the bridge.
+		"changed": map[string]any{"acpLspBridge.path": bridge, "acpLspBridge.agent": []string{}, "acpLspBridge.logFile": log2,
+			"acpLspBridge.exclude": []string{"secrets/**", "*.local"}, "acpLspBridge.defaultExcludes": false},
 	}
 	res := runVSCodeHost(t, node, dir, scenario, log1)
 	if len(res.Errors) > 0 {
 		t.Errorf("errors in the stand-in for VS Code: %q", res.Errors)
 	}
 
-	// The command lines: the agent after "--", none for the built-in agent.
+	// The command lines: the agent after "--", none for the built-in agent; the exclusions as
+	// flags, and only the user's.
 	var started []string
 	for _, c := range res.Channel {
 		if m, ok := strings.CutPrefix(c[1], "starting "); ok {
@@ -522,7 +527,7 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 	}
 	want := []string{
 		strings.Join(append([]string{bridge, "--log-file", log1, "--"}, agentCmd...), " "),
-		strings.Join([]string{bridge, "--log-file", log2}, " "),
+		strings.Join([]string{bridge, "--log-file", log2, "--exclude", "secrets/**", "--exclude", "*.local", "--no-default-excludes"}, " "),
 	}
 	if !slices.Equal(started, want) {
 		t.Errorf("bridges started: %q\nwant %q", started, want)
@@ -556,7 +561,7 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 		shown = append(shown, m[1])
 	}
 	for _, w := range []string{"Next edit: `fo` → `foo(x)` (line 4)?", "nothing to sign in to", "restarting the agent",
-		"this workspace's settings set acpLspBridge.path, acpLspBridge.agent: ignored"} {
+		"this workspace's settings set acpLspBridge.path, acpLspBridge.agent, acpLspBridge.defaultExcludes: ignored"} {
 		if !slices.ContainsFunc(shown, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("no message with %q: %q", w, shown)
 		}
@@ -573,7 +578,11 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 	if len(agents) != 2 || agents[0]["command"] != strings.Join(agentCmd, " ") || agents[1]["command"] != agents[0]["command"] {
 		t.Errorf("agents started by the first bridge (want the test agent, twice: start and restart): %v", agents)
 	}
-	builtin := vscodeLogEntries(vscodeBridgeLog(t, log2), "agent started")
+	second := vscodeBridgeLog(t, log2)
+	if kept := vscodeLogEntries(second, "files kept from the agent"); len(kept) != 1 || fmt.Sprint(kept[0]["globs"]) != "[secrets/** *.local]" {
+		t.Errorf("the second bridge keeps back %v, want the user's two globs and no default", kept)
+	}
+	builtin := vscodeLogEntries(second, "agent started")
 	if len(builtin) != 1 || builtin[0]["command"] != bridge+" agent" {
 		t.Errorf("agents started by the second bridge (want the built-in one): %v", builtin)
 	}

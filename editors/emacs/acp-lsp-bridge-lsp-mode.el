@@ -17,6 +17,8 @@
 ;;     through prompts: seconds and tokens per suggestion, only when you ask (README, "Using
 ;;     Claude, Codex or Gemini"); also '("gemini" "--acp"), '("claude-agent-acp")
 ;;   (setq acp-lsp-bridge-program "/path/to/acp-lsp-bridge")      ; when it is not on `exec-path'
+;;   (setq acp-lsp-bridge-args '("--exclude" "secrets/**"))   ; kept from the agent, besides
+;;     the defaults (.env, keys, .ssh/**, ...; docs/security.md); repeat --exclude for more
 ;;   (setq acp-lsp-bridge-program "C:/Users/you/go/bin/acp-lsp-bridge.exe") ; the same, on Windows
 ;;   (with-eval-after-load 'lsp-mode (require 'acp-lsp-bridge-lsp-mode))
 ;;   (add-hook 'prog-mode-hook #'lsp-deferred)

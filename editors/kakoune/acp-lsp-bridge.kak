@@ -32,6 +32,8 @@ settings_section = "acp"
 #   agent = { command = "gemini", args = ["--acp"], env = { GEMINI_API_KEY = "..." } }
 agent = { command = "acp-lsp-bridge", args = ["agent"] }
 # completion = false   # code actions only, no completion items
+# Files the agent never sees, besides the defaults (.env, keys, .ssh/**, ...; docs/security.md):
+# exclude = ["secrets/**", "*.local"]
 }
 
 # Attach the bridge to every buffer with a filetype, next to the servers kakoune-lsp (or your

@@ -22,13 +22,14 @@ import {
 export const SECTION = 'acpLspBridge';
 
 /**
- * The settings that choose what runs (the bridge, its agent, its log file): a change restarts the
- * bridge. They are read from the User settings only (in a remote window, the Remote settings
- * override them), never from a workspace's settings: a folder you open must not choose the
- * programs the extension starts. `path` is `machine`-scoped (each host has its own bridge: in a
+ * The settings that choose what runs (the bridge, its agent, its log file) and what the agent may
+ * see (the exclusion globs): a change restarts the bridge. They are read from the User settings
+ * only (in a remote window, the Remote settings override them), never from a workspace's
+ * settings: a folder you open must not choose the programs the extension starts, nor hand your
+ * secrets to the agent. `path` is `machine`-scoped (each host has its own bridge: in a
  * remote window it is read from the Remote settings), the others `window`-scoped.
  */
-export const SETTINGS = ['path', 'agent', 'logFile'] as const;
+export const SETTINGS = ['path', 'agent', 'logFile', 'exclude', 'defaultExcludes'] as const;
 
 /** The bridge's notifications beyond LSP (lspside.NotifyDidFocus, lspside.NotifyDiagnostics). */
 export const NOTIFICATIONS = {
@@ -62,6 +63,10 @@ interface Settings {
   path: string;
   agent: string[];
   logFile: string;
+  /** Globs of files kept from the agent besides the bridge's defaults (--exclude). */
+  exclude: string[];
+  /** false: the bridge's default globs keep nothing back (--no-default-excludes). */
+  defaultExcludes: boolean;
 }
 
 /**
@@ -86,15 +91,23 @@ function readSettings(): Settings {
   const agent = userSetting<unknown>(config, 'agent', []);
   const bridge = userSetting<unknown>(config, 'path', '');
   const logFile = userSetting<unknown>(config, 'logFile', '');
+  const exclude = userSetting<unknown>(config, 'exclude', []);
+  const defaultExcludes = userSetting<unknown>(config, 'defaultExcludes', true);
   return {
     path: typeof bridge === 'string' ? expandHome(bridge.trim()) : '',
     agent: Array.isArray(agent) ? agent.filter((a): a is string => typeof a === 'string') : [],
     logFile: typeof logFile === 'string' ? expandHome(logFile.trim()) : '',
+    exclude: Array.isArray(exclude) ? exclude.filter((g): g is string => typeof g === 'string' && g.trim() !== '') : [],
+    defaultExcludes: defaultExcludes !== false,
   };
 }
 
+function sameList(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
 function sameSettings(a: Settings, b: Settings): boolean {
-  return a.path === b.path && a.logFile === b.logFile && a.agent.length === b.agent.length && a.agent.every((x, i) => x === b.agent[i]);
+  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes;
 }
 
 /** Where the user sets acpLspBridge.path in this window, and the command that opens that file. */
@@ -286,13 +299,20 @@ function expandHome(p: string): string {
 }
 
 /**
- * The bridge's arguments: `--log-file FILE` when set, then `--` and the agent's command and
+ * The bridge's arguments: `--log-file FILE` when set, `--exclude GLOB` for each glob and
+ * `--no-default-excludes` when the defaults are off, then `--` and the agent's command and
  * arguments when an agent is set; without one the bridge starts its built-in agent.
  */
-export function bridgeArgs(settings: { agent: string[]; logFile: string }): string[] {
+export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude?: string[]; defaultExcludes?: boolean }): string[] {
   const args: string[] = [];
   if (settings.logFile !== '') {
     args.push('--log-file', settings.logFile);
+  }
+  for (const glob of settings.exclude ?? []) {
+    args.push('--exclude', glob);
+  }
+  if (settings.defaultExcludes === false) {
+    args.push('--no-default-excludes');
   }
   if (settings.agent.length > 0 && settings.agent[0] !== '') {
     args.push('--', ...settings.agent);
@@ -355,7 +375,7 @@ function warnIgnored(keys: string[]): void {
   if (keys.length === 0) {
     return;
   }
-  const text = `acp-lsp-bridge: this workspace's settings set ${keys.join(', ')}: ignored. The bridge, its agent and its log file come from your User settings${vscode.env.remoteName !== undefined ? ' and Remote settings' : ''} only, so that a folder cannot choose what runs.`;
+  const text = `acp-lsp-bridge: this workspace's settings set ${keys.join(', ')}: ignored. The bridge, its agent, its log file and the files kept from the agent come from your User settings${vscode.env.remoteName !== undefined ? ' and Remote settings' : ''} only, so that a folder cannot choose what runs.`;
   output?.warn(text);
   void vscode.window.showWarningMessage(text);
 }
