@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -154,7 +153,7 @@ func TestBinaryEditorInputIsBounded(t *testing.T) {
 				<-done
 				t.Fatalf("the bridge did not exit; %s", whereItStopped(logFile))
 			}
-			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+			rss := peakRSS(cmd.ProcessState)
 			log, _ := os.ReadFile(logFile)
 			t.Logf("wrote %d KiB before the bridge stopped reading; its peak resident memory: %.1f MB", written>>10, float64(rss)/1e6)
 			if rss > 100e6 {

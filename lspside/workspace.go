@@ -113,7 +113,11 @@ func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
 			kept = append(kept, f)
 		}
 	}
-	rootURI, rootPath, ex := s.init.RootURI, s.init.RootPath, s.ws.files.Excludes()
+	rootURI, rootPath := s.init.RootURI, s.init.RootPath
+	var ex *workspace.Excludes
+	if s.ws != nil {
+		ex = s.ws.files.Excludes()
+	}
 	s.mu.Unlock()
 	ws := newWorkspace(rootURI, rootPath, kept, ex)
 	s.mu.Lock()
@@ -164,7 +168,7 @@ func (s *Server) openPaths() map[string]*document.Snapshot {
 	for _, snap := range s.docs.All() {
 		if strings.HasPrefix(snap.URI, "file:") {
 			p := filepath.Clean(uriPath(snap.URI))
-			if r, err := filepath.EvalSymlinks(p); err == nil {
+			if r, err := workspace.RealPath(p); err == nil {
 				p = r
 			}
 			byPath[workspace.Host.Key(p)] = snap
