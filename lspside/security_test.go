@@ -179,6 +179,9 @@ func TestSecretsNeverReachTheAgent(t *testing.T) {
 	if err := os.Symlink(".env", filepath.Join(ws, "notes.txt")); err != nil {
 		t.Logf("no links here (%v): the link's case is left out", err)
 		linked = false
+	} else if _, err := os.Stat(filepath.Join(ws, "notes.txt")); err != nil {
+		t.Logf("the link does not resolve here (%v; Wine makes links Windows cannot follow): its case is left out", err)
+		linked = false
 	}
 	root := workspace.Host.FileURI(ws)
 	mainURI, envURI, notesURI, ownURI := root+"/main.go", root+"/.env", root+"/notes.txt", root+"/private/own.go"

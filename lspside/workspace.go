@@ -69,13 +69,11 @@ func newWorkspace(rootURI, rootPath *string, folders []workspaceFolder, ex *work
 		ws.root = uriPath(*req.WorkspaceUri)
 		ws.start.Repository = repositoryOf(ws.root)
 	}
-	var paths []string
+	var uris []string
 	for _, f := range req.WorkspaceFolders {
-		if strings.HasPrefix(f.Uri, "file:") {
-			paths = append(paths, uriPath(f.Uri))
-		}
+		uris = append(uris, f.Uri)
 	}
-	ws.files = workspace.New(paths, ex)
+	ws.files = workspace.NewFromURIs(uris, ex)
 	return ws
 }
 

@@ -138,6 +138,24 @@ func (f Flavor) FileURI(p string) string {
 	return (&url.URL{Scheme: "file", Host: host, Path: slash, OmitHost: false}).String()
 }
 
+// escapeElement percent-encodes one element of a URI's path: every byte but the unreserved ones
+// and the few sub-delimiters editors leave as they are.
+func escapeElement(el string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(el); i++ {
+		c := el[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
 // short bounds what of a URI goes into an error message.
 func short(s string) string {
 	if len(s) > 200 {

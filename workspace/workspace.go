@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Errors that Check and ReadFile wrap.
@@ -45,6 +46,9 @@ type Folder struct {
 	Path string
 	// Real is Path with every link resolved; it is what paths are compared with.
 	Real string
+	// URI is the folder's URI as the editor spelled it, when it gave one: the URIs of the files
+	// inside are spelled after it (Checked.URI), as the editor spells its own.
+	URI string
 }
 
 // Workspace is the workspace folders and the exclusions, as the editor and the user set them.
@@ -59,17 +63,33 @@ type Workspace struct {
 func New(paths []string, ex *Excludes) *Workspace {
 	w := &Workspace{ex: ex}
 	for _, p := range paths {
-		if p == "" || !filepath.IsAbs(p) {
-			continue
-		}
-		p = filepath.Clean(p)
-		real := p
-		if r, err := realPath(p); err == nil {
-			real = r
-		}
-		w.folders = append(w.folders, Folder{Path: p, Real: real})
+		w.add(p, "")
 	}
 	return w
+}
+
+// NewFromURIs makes the workspace of the folders the editor named by file: URIs (others are left
+// out); the files' URIs are spelled after the folders' (Checked.URI).
+func NewFromURIs(uris []string, ex *Excludes) *Workspace {
+	w := &Workspace{ex: ex}
+	for _, u := range uris {
+		if p, ok := Host.URIToPath(u); ok {
+			w.add(p, u)
+		}
+	}
+	return w
+}
+
+func (w *Workspace) add(p, uri string) {
+	if p == "" || !filepath.IsAbs(p) {
+		return
+	}
+	p = filepath.Clean(p)
+	real := p
+	if r, err := realPath(p); err == nil {
+		real = r
+	}
+	w.folders = append(w.folders, Folder{Path: p, Real: real, URI: uri})
 }
 
 // Folders lists the workspace folders.
@@ -101,8 +121,24 @@ type Checked struct {
 // Path is the file's path under its folder as the editor names the folder: no link, no "..".
 func (c Checked) Path() string { return Host.Join(c.Folder.Path, c.Rel) }
 
-// URI is the file: URI of Path, built from the checked path alone.
-func (c Checked) URI() string { return Host.FileURI(c.Path()) }
+// URI is the file's URI, built from the checked path alone: the folder's URI as the editor spelled
+// it followed by the path below it, each element percent-encoded, or, for a folder the editor
+// named by path, the URI of Path.
+func (c Checked) URI() string {
+	if c.Folder.URI == "" {
+		return Host.FileURI(c.Path())
+	}
+	if c.Rel == "." {
+		return c.Folder.URI
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSuffix(c.Folder.URI, "/"))
+	for _, el := range strings.Split(c.Rel, "/") {
+		b.WriteByte('/')
+		b.WriteString(escapeElement(el))
+	}
+	return b.String()
+}
 
 // CheckURI checks a URI that the agent sent: a plain file: URI (Flavor.CheckURI) of a path
 // inside the workspace and not excluded (Check).

@@ -255,3 +255,35 @@ func TestHeldBackListsTheSecrets(t *testing.T) {
 		t.Errorf("HeldBack(1) = %v, %v", held, more)
 	}
 }
+
+// TestURIsFollowTheEditorsSpelling: a folder the editor named by URI gives its files URIs spelled
+// as the editor spells its own (its host, its escapes), the rest of the path escaped; each reads
+// back as the checked path.
+func TestURIsFollowTheEditorsSpelling(t *testing.T) {
+	tr := newTree(t)
+	slash := filepath.ToSlash(tr.ws)
+	if !strings.HasPrefix(slash, "/") {
+		slash = "/" + slash
+	}
+	for _, folder := range []string{Host.FileURI(tr.ws), "file://localhost" + slash, "file://" + strings.TrimSuffix(slash, "ws") + "w%73"} {
+		w := NewFromURIs([]string{folder, "untitled:x"}, nil)
+		if n := len(w.Folders()); n != 1 {
+			t.Fatalf("%s: %d folders", folder, n)
+		}
+		for rel, want := range map[string]string{"sub/b.txt": "/sub/b.txt", ".": "", "x y#1/日.go": "/x%20y%231/%E6%97%A5.go"} {
+			if runtime.GOOS == "windows" && strings.Contains(rel, "#") {
+				continue
+			}
+			c, err := w.Check(tr.path(rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.URI() != folder+want {
+				t.Errorf("URI of %s under %s = %s, want %s", rel, folder, c.URI(), folder+want)
+			}
+			if back, err := Host.CheckURI(c.URI()); err != nil || back != c.Path() {
+				t.Errorf("%s reads back as %q, %v; want %q", c.URI(), back, err, c.Path())
+			}
+		}
+	}
+}
