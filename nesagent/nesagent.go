@@ -23,6 +23,7 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // Engine produces suggestions for a request. It must return promptly when ctx ends (the client
@@ -47,6 +48,9 @@ type Request struct {
 	// Diagnostics are the problems the editor shows in this document, when the engine asked for
 	// them (Options.Context.Diagnostics).
 	Diagnostics []Diagnostic
+	// Root is the local path of the workspace folder that holds the document (from nes/start), or
+	// "" when none does: prompts name files relative to it.
+	Root string
 }
 
 // Diagnostic is a problem the editor shows in the requested document.
@@ -60,7 +64,9 @@ type Diagnostic struct {
 type OpenDocument struct {
 	URI, LanguageID string
 	Text            string
-	m               *encoding.Mapper // Text's, for the positions of suggestions in it
+	// Recent are its recent edits, oldest first, as Request.Recent are the requested document's.
+	Recent []Edit
+	m      *encoding.Mapper // Text's, for the positions of suggestions in it
 }
 
 // Edit is one edit as a person would describe it: keystrokes in one place are grouped. In the text
@@ -72,6 +78,8 @@ type Edit struct {
 	// which those lines start now (for the last edit; for earlier ones, when they were made).
 	OldLines, NewLines string
 	LineStart          int
+	// Seq orders edits across documents: a higher one began later.
+	Seq uint64
 }
 
 // TextEdit replaces the bytes [Start, End) of the request's Text by NewText.
@@ -109,6 +117,8 @@ type Options struct {
 	Name, Version string
 	// Context asks the client for these nes/suggest context keys (none by default).
 	Context *acp.NesContextCapabilities
+	// Meta is sent as agentInfo._meta (what doctor shows of the agent).
+	Meta map[string]any
 }
 
 type docState struct {
@@ -129,6 +139,7 @@ type Agent struct {
 	enc     encoding.Kind
 	jumps   bool // the client accepts jump suggestions
 	docs    map[string]*docState
+	roots   []string // the workspace folders' local paths (nes/start)
 	seq     uint64
 	next    int
 	changed chan struct{}
@@ -179,10 +190,28 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 					Context: a.opts.Context,
 				},
 			},
-			AgentInfo:   &acp.Implementation{Name: a.opts.Name, Version: a.opts.Version},
+			AgentInfo:   &acp.Implementation{Name: a.opts.Name, Version: a.opts.Version, Meta: a.opts.Meta},
 			AuthMethods: []acp.AuthMethod{},
 		}, nil
 	case acp.AgentMethodNesStart:
+		var p acp.UnstableStartNesRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		var roots []string
+		for _, f := range p.WorkspaceFolders {
+			if r := uriToPath(f.Uri); r != "" {
+				roots = append(roots, r)
+			}
+		}
+		if len(roots) == 0 && p.WorkspaceUri != nil {
+			if r := uriToPath(*p.WorkspaceUri); r != "" {
+				roots = append(roots, r)
+			}
+		}
+		a.mu.Lock()
+		a.roots = roots
+		a.mu.Unlock()
 		return acp.UnstableStartNesResponse{SessionId: "nes-1"}, nil
 	case acp.AgentMethodNesClose:
 		return acp.UnstableCloseNesResponse{}, nil
@@ -261,11 +290,11 @@ func (a *Agent) didChange(p acp.UnstableDidChangeDocumentNotification) *acp.Requ
 	if err != nil {
 		return invalid(err)
 	}
+	a.seq++
 	for _, ap := range applied {
-		d.record(ap)
+		d.record(ap, a.seq)
 	}
 	d.m, d.version = m, p.Version
-	a.seq++
 	d.seq = a.seq
 	a.signalLocked()
 	return nil
@@ -273,7 +302,7 @@ func (a *Agent) didChange(p acp.UnstableDidChangeDocumentNotification) *acp.Requ
 
 // record adds one applied change to the document's edit history, grouping it with the growing
 // edit when it touches it.
-func (d *docState) record(ap document.Applied) {
+func (d *docState) record(ap document.Applied, seq uint64) {
 	b := ap.Before // its Slice costs in proportion to the slice, Text to the document
 	if ap.Full {
 		d.edits, d.open = nil, false
@@ -298,7 +327,7 @@ func (d *docState) record(ap document.Applied) {
 		}
 		d.closeEdit(b.Text())
 	}
-	d.edits = append(d.edits, Edit{Start: ap.Start, Old: b.Slice(ap.Start, ap.End), New: ap.Text})
+	d.edits = append(d.edits, Edit{Start: ap.Start, Old: b.Slice(ap.Start, ap.End), New: ap.Text, Seq: seq})
 	if len(d.edits) > MaxEdits {
 		d.edits = append(d.edits[:0:0], d.edits[len(d.edits)-MaxEdits:]...)
 	}
@@ -346,12 +375,9 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 	if err != nil {
 		return nil, invalid(fmt.Errorf("position: %w", err))
 	}
-	req := Request{URI: p.Uri, LanguageID: d.languageID, Version: d.version, Text: text, Cursor: cursor, Trigger: string(p.TriggerKind), Recent: d.edits}
-	if n := len(req.Recent); n > 0 && d.open {
-		e := &req.Recent[n-1]
-		e.OldLines, e.NewLines, e.LineStart = linesOf(text, e)
-	}
+	req := Request{URI: p.Uri, LanguageID: d.languageID, Version: d.version, Text: text, Cursor: cursor, Trigger: string(p.TriggerKind), Recent: d.recent(text)}
 	req.Open = a.others(p.Uri)
+	req.Root = a.rootOf(p.Uri)
 	if p.Context != nil {
 		for _, dg := range p.Context.Diagnostics {
 			if dg.Uri == "" || dg.Uri == p.Uri {
@@ -498,7 +524,45 @@ func (a *Agent) others(uri string) []OpenDocument {
 	}
 	out := make([]OpenDocument, len(list))
 	for i, x := range list {
-		out[i] = OpenDocument{URI: x.uri, LanguageID: x.d.languageID, Text: x.d.m.Text(), m: x.d.m}
+		text := x.d.m.Text()
+		out[i] = OpenDocument{URI: x.uri, LanguageID: x.d.languageID, Text: text, Recent: x.d.recent(text), m: x.d.m}
 	}
 	return out
 }
+
+// recent is a copy of the document's edits, the growing one with its lines as they stand in
+// text (the document's text now). The caller holds the document still (a.mu, or a snapshot).
+func (d *docState) recent(text string) []Edit {
+	edits := append([]Edit(nil), d.edits...)
+	if n := len(edits); n > 0 && d.open {
+		e := &edits[n-1]
+		e.OldLines, e.NewLines, e.LineStart = linesOf(text, e)
+	}
+	return edits
+}
+
+// rootOf is the local path of the workspace folder that holds uri (the innermost), or "".
+func (a *Agent) rootOf(uri string) string {
+	a.mu.Lock()
+	roots := a.roots
+	a.mu.Unlock()
+	p := uriToPath(uri)
+	best := ""
+	for _, r := range roots {
+		if within(p, r) && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best
+}
+
+// uriToPath is the host's path of a file: URI, or "".
+func uriToPath(u string) string {
+	if p, ok := workspace.Host.URIToPath(u); ok {
+		return p
+	}
+	return ""
+}
+
+// within reports whether the path p lies in the folder root, as the platform compares paths.
+func within(p, root string) bool { return p != "" && workspace.Host.Within(p, root) }

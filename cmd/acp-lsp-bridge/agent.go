@@ -21,14 +21,17 @@ const agentUsage = `acp-lsp-bridge agent: the bridge's own ACP agent with Next E
 
 Usage:
   acp-lsp-bridge agent                                   (built-in: no model, no network)
-  acp-lsp-bridge agent --model-url URL --model NAME      (any OpenAI-compatible server)
+  acp-lsp-bridge agent --model-url URL --model NAME      (llama-server, Ollama, vLLM, LM Studio, hosted APIs)
 
 It speaks ACP on stdin/stdout, like any agent; the bridge starts it by itself when no other agent
 is configured. The built-in engine suggests, after you rename an identifier in one place, the same
 rename at its next occurrences, and in the other open files of the same language that use it (an
 edit, and a jump to see it first); after you edit one line, the same edit on nearby lines of the
 same shape. With --model-url it asks a model (llama.cpp's server, Ollama, vLLM, hosted APIs) to
-rewrite the region around the cursor; see docs/model-agent.md.
+rewrite the region around the cursor; see docs/model-agent.md. The open next-edit models (Zed's
+Zeta 1, 2 and 2.1, Sweep's next-edit models, Continue's Instinct) are each asked in the format they
+were trained on, chosen from the model's name (--model-format to say it); any other model gets an
+instruction prompt in chat.
 
 Flags:
 `
@@ -42,7 +45,10 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	name := fs.String("model", "", "the model's `name` on that server")
 	keyEnv := fs.String("api-key-env", "", "the environment `variable` holding the server's API key (sent as a Bearer token)")
 	timeout := fs.Duration("timeout", model.DefaultTimeout, "how long one request to the model may take")
-	verbose := fs.Bool("verbose", false, "log to stderr (sizes and timings, never document text)")
+	format := fs.String("model-format", "auto", "the model's prompt `format`: "+model.FormatNames+" (from the model's name: zeta-2.1/zeta2.1, zeta-2/zeta2, zeta, sweep, instinct; anything else chat); see docs/model-agent.md")
+	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version), openai (llama-server, vLLM, LM Studio, hosted APIs) or ollama; raw formats go to Ollama's /api/generate with raw set")
+	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it (0: the format's own bound)")
+	verbose := fs.Bool("verbose", false, "also log each request to stderr: sizes, timings, and why an answer was dropped (never document text)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, agentUsage)
@@ -57,14 +63,19 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "acp-lsp-bridge agent: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// stderr reaches the bridge's log: the few lines said once (the prompt format and why, what
+	// serves the model) always, each request's (sizes, timings, why an answer was dropped) with
+	// --verbose. Never document text.
+	level := slog.LevelInfo
 	if *verbose {
-		logger = slog.New(slog.NewTextHandler(stderr, nil))
+		level = slog.LevelDebug
 	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// The ACP SDK logs through slog's default logger; stdout is the ACP wire.
 	slog.SetDefault(logger)
 
 	var engine nesagent.Engine
+	var meta map[string]any
 	name2 := "acp-lsp-bridge-builtin"
 	switch {
 	case *url == "" && *name == "":
@@ -73,7 +84,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "acp-lsp-bridge agent: --model-url and --model go together")
 		return 2
 	default:
-		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger}
+		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens}
 		if *keyEnv != "" {
 			cfg.APIKey = os.Getenv(*keyEnv)
 			if cfg.APIKey == "" {
@@ -87,10 +98,14 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return 2
 		}
 		name2 = "acp-lsp-bridge-model"
+		if d, ok := engine.(interface{ Describe() (string, string) }); ok {
+			f, why := d.Describe()
+			meta = map[string]any{model.MetaKey: map[string]any{"format": f, "why": why, "model": *name}}
+		}
 	}
 	_ = ctx
 	start := time.Now()
-	opts := nesagent.Options{Name: name2, Version: version}
+	opts := nesagent.Options{Name: name2, Version: version, Meta: meta}
 	if name2 == "acp-lsp-bridge-model" {
 		// The model is shown the problems the editor reports (nesagent/model).
 		opts.Context = &acp.NesContextCapabilities{Diagnostics: &acp.NesDiagnosticsCapabilities{}}

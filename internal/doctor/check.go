@@ -347,6 +347,10 @@ func describeAgent(resp *acp.InitializeResponse, enc encoding.Kind) *agentReport
 	}
 	if info := resp.AgentInfo; info != nil {
 		a.Info = &infoReport{Name: info.Name, Title: info.Title, Version: info.Version}
+		if m, ok := info.Meta[model.MetaKey].(map[string]any); ok {
+			str := func(k string) string { s, _ := m[k].(string); return s }
+			a.Model = &modelReport{Name: str("model"), Format: str("format"), Why: str("why")}
+		}
 	}
 	for _, m := range resp.AuthMethods {
 		switch {

@@ -205,6 +205,7 @@ func TestDoctorRenderJSON(t *testing.T) {
         "description": null
       }
     ],
+    "model": null,
     "nes": {
       "events": {
         "didOpen": true,
@@ -296,6 +297,7 @@ func TestDoctorRenderJSON(t *testing.T) {
     "positionEncoding": "utf-16",
     "positionEncodingSource": "default",
     "authMethods": [],
+    "model": null,
     "nes": {
       "events": {
         "didOpen": false,

@@ -138,7 +138,16 @@ type agentReport struct {
 	PositionEncoding       string       `json:"positionEncoding"`
 	PositionEncodingSource string       `json:"positionEncodingSource"` // "agent" or "default"
 	AuthMethods            []authReport `json:"authMethods"`
-	NES                    *nesReport   `json:"nes"`
+	// Model is what the bridge's own model agent says of its model: the prompt format it speaks
+	// and why; null for any other agent.
+	Model *modelReport `json:"model"`
+	NES   *nesReport   `json:"nes"`
+}
+
+type modelReport struct {
+	Name   string `json:"name"`
+	Format string `json:"format"`
+	Why    string `json:"why"`
 }
 
 type infoReport struct {
@@ -256,6 +265,9 @@ func (r *Report) Human(color bool) string {
 	line("secrets", r.Exclusions.text())
 	if a := r.Agent; a != nil {
 		line("agent", a.describe())
+		if m := a.Model; m != nil {
+			line("model", fmt.Sprintf("%s, asked in the %s prompt format (%s)", m.Name, m.Format, m.Why))
+		}
 		line("protocol", fmt.Sprintf("ACP %d", a.ProtocolVersion))
 		if a.PositionEncodingSource == "default" {
 			line("encoding", a.PositionEncoding+" (the protocol's default: the agent named none)")

@@ -13,13 +13,18 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
-// Prompt is what the engine asks a model for one request: a system message (the instructions), a
-// user message (the file around the cursor with the editable region marked, the recent edits, the
-// excerpts), a bound on the answer's length, and the document the request is about.
+// Prompt is what the engine asks a model for one request: for a chat model a system message (the
+// instructions) and a user message (the file around the cursor with the editable region marked,
+// the recent edits, the excerpts); for a raw-completion model the prompt itself and the strings
+// that end its answer; a bound on the answer's length, and the document the request is about.
 type Prompt struct {
 	System, User string
-	MaxTokens    int
-	URI          string
+	// Raw, when set, is a raw completion's prompt (System and User are then empty), sent as it
+	// is: no chat template is applied to it.
+	Raw       string
+	Stop      []string
+	MaxTokens int
+	URI       string
 }
 
 // Answer is a model's answer to a Prompt: its text, which holds the rewritten region between the
@@ -51,7 +56,10 @@ func WithCompleter(cfg Config, c Completer) (nesagent.Engine, error) {
 	if c == nil {
 		return nil, errors.New("model: no completer")
 	}
-	e := withDefaults(cfg)
+	e, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
 	e.c = c
 	return e, nil
 }

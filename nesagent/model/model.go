@@ -11,12 +11,9 @@
 package model
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -65,6 +62,19 @@ type Config struct {
 	// bytes).
 	MaxOpenDocs, ExcerptLines, ExcerptBytes int
 
+	// Format is the model's prompt format: "chat", "zeta1", "zeta2", "zeta2.1", "sweep",
+	// "instinct", or "auto"/"" to pick it from Model's name (PickFormat).
+	Format string
+	// Server says what serves the model: "openai" (an OpenAI-compatible server: llama-server,
+	// vLLM, LM Studio, hosted APIs), "ollama", or "auto"/"" to ask the server (GET /api/version,
+	// which only Ollama answers) before the first raw completion. Raw formats go to Ollama's own
+	// /api/generate with raw set: its /v1/completions would wrap the prompt in the model's chat
+	// template.
+	Server string
+	// ContextTokens is the model's context size in tokens (--model-context); the prompt is kept
+	// under it, estimated as the format's reference estimates. 0: the format's own bound.
+	ContextTokens int
+
 	// Instructions replaces the system message (default DefaultInstructions). The user message
 	// and the answer's markers stay as they are.
 	Instructions string
@@ -100,27 +110,24 @@ func New(cfg Config) (nesagent.Engine, error) {
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("model: negative timeout %s", cfg.Timeout)
 	}
-	u.Fragment = ""
-	path := strings.TrimRight(u.Path, "/")
-	switch {
-	case strings.HasSuffix(path, "/chat/completions"):
-		// used as given, with its query (some hosts want ?api-version=…)
-	case strings.HasSuffix(path, "/v1"):
-		path += "/chat/completions"
-		u.RawQuery = ""
-	default:
-		path += "/v1/chat/completions"
-		u.RawQuery = ""
+	if cfg.ContextTokens < 0 {
+		return nil, fmt.Errorf("model: negative context size %d", cfg.ContextTokens)
 	}
-	u.Path, u.RawPath = path, ""
-
-	e := withDefaults(cfg)
-	e.c = &httpCompleter{cfg: e.cfg, endpoint: u.String(), shown: u.Redacted()}
+	switch strings.ToLower(cfg.Server) {
+	case "", "auto", "openai", "ollama":
+	default:
+		return nil, fmt.Errorf("model: --model-server %q: want auto, openai or ollama", cfg.Server)
+	}
+	e, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.c = newHTTPCompleter(e.cfg, u)
 	return e, nil
 }
 
-// withDefaults is the engine with cfg's defaults filled in.
-func withDefaults(cfg Config) *engine {
+// withDefaults is the engine with cfg's defaults filled in and its format chosen.
+func withDefaults(cfg Config) (*engine, error) {
 	def := func(v *int, d int) {
 		switch {
 		case *v == 0:
@@ -157,154 +164,23 @@ func withDefaults(cfg Config) *engine {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &engine{cfg: cfg}
+	f, why, err := PickFormat(cfg.Format, cfg.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	cfg.Log.Info("model: prompt format "+f.Name(), "format", f.Name(), "why", why)
+	return &engine{cfg: cfg, format: f, formatWhy: why}, nil
 }
 
 type engine struct {
-	cfg Config
-	c   Completer
+	cfg       Config
+	c         Completer
+	format    Format
+	formatWhy string
 }
 
-// httpCompleter asks an OpenAI-compatible chat completions endpoint.
-type httpCompleter struct {
-	cfg      Config
-	endpoint string
-	shown    string // the endpoint for messages, without a password
-}
-
-// Complete sends the prompt as a system and a user message and returns the first choice's text.
-func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) {
-	began := time.Now()
-	answer, finish, err := h.complete(ctx, p)
-	if err != nil {
-		return Answer{}, err
-	}
-	h.cfg.Log.Debug("model: answer", "uri", p.URI, "prompt_bytes", len(p.System)+len(p.User), "answer_bytes", len(answer), "took", time.Since(began), "finish_reason", finish)
-	return Answer{Text: answer}, nil
-}
-
-// Suggest asks the model to rewrite the region around the cursor and returns the difference as
-// one suggestion, or none when the rewrite changes nothing or cannot be read. Errors are the
-// model's server failing: unreachable, too slow, an error status, a malformed body.
-func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, error) {
-	p, ok := e.build(req)
-	if !ok {
-		e.cfg.Log.Debug("model: the cursor's line is longer than MaxRegionBytes", "uri", req.URI)
-		return nil, nil
-	}
-	answer, err := e.c.Complete(ctx, Prompt{System: p.system, User: p.user, MaxTokens: p.maxTokens, URI: req.URI})
-	if err != nil {
-		return nil, err
-	}
-	if len(answer.Changes) > 0 {
-		// A coding agent proposed its edit as a change to the file rather than in its text.
-		return changeSuggestions(req, answer.Changes, e.cfg.Log), nil
-	}
-	text, ok := p.rw.parse(answer.Text)
-	if !ok {
-		e.cfg.Log.Info("model: answer without a marked region; no suggestion", "uri", req.URI, "answer_bytes", len(answer.Text))
-		return nil, nil
-	}
-	edits := regionEdits(p.rw.region, text, p.start)
-	if len(edits) == 0 {
-		return nil, nil
-	}
-	return []nesagent.Suggestion{{Edits: edits}}, nil
-}
-
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type chatRequest struct {
-	Model       string        `json:"model"`
-	Messages    []chatMessage `json:"messages"`
-	Temperature float64       `json:"temperature"`
-	MaxTokens   int           `json:"max_tokens"`
-	Stream      bool          `json:"stream"`
-}
-
-type chatResponse struct {
-	Choices []struct {
-		Message struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Error json.RawMessage `json:"error"`
-}
-
-// complete sends the prompt and returns the first choice's text and finish reason.
-func (e *httpCompleter) complete(ctx context.Context, p Prompt) (answer, finish string, err error) {
-	body, err := json.Marshal(chatRequest{
-		Model: e.cfg.Model,
-		Messages: []chatMessage{
-			{Role: "system", Content: p.System},
-			{Role: "user", Content: p.User},
-		},
-		Temperature: 0,
-		MaxTokens:   p.MaxTokens,
-	})
-	if err != nil {
-		return "", "", fmt.Errorf("model: %w", err)
-	}
-	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
-	hr, err := http.NewRequestWithContext(rctx, http.MethodPost, e.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return "", "", fmt.Errorf("model: %w", err)
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
-	if e.cfg.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+e.cfg.APIKey)
-	}
-	failed := func(err error) error {
-		switch {
-		case ctx.Err() != nil:
-			return fmt.Errorf("model: request to %s abandoned: %w", e.shown, context.Cause(ctx))
-		case errors.Is(rctx.Err(), context.DeadlineExceeded):
-			return fmt.Errorf("model: no answer from %s within %s: %w", e.shown, e.cfg.Timeout, context.DeadlineExceeded)
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is said once
-		}
-		return fmt.Errorf("model: request to %s: %w", e.shown, err)
-	}
-	resp, err := e.cfg.HTTPClient.Do(hr)
-	if err != nil {
-		return "", "", failed(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
-	if err != nil {
-		return "", "", failed(err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", "", fmt.Errorf("model: %s answered %s: %s", e.shown, resp.Status, errorText(data))
-	}
-	if len(data) > maxAnswerBytes {
-		return "", "", fmt.Errorf("model: %s answered more than %d bytes", e.shown, maxAnswerBytes)
-	}
-	var cr chatResponse
-	if err := json.Unmarshal(data, &cr); err != nil {
-		return "", "", fmt.Errorf("model: %s answered a malformed body (%v): %s", e.shown, err, preview(data))
-	}
-	if len(cr.Choices) == 0 {
-		if len(cr.Error) > 0 && string(cr.Error) != "null" {
-			return "", "", fmt.Errorf("model: %s answered an error: %s", e.shown, errorText(data))
-		}
-		return "", "", fmt.Errorf("model: %s answered no choices: %s", e.shown, preview(data))
-	}
-	c := cr.Choices[0]
-	text, err := contentText(c.Message.Content)
-	if err != nil {
-		return "", "", fmt.Errorf("model: %s answered a malformed message content (%v): %s", e.shown, err, preview(c.Message.Content))
-	}
-	return text, c.FinishReason, nil
-}
+// Describe says which format the engine speaks and why (for doctor and the log).
+func (e *engine) Describe() (format, why string) { return e.format.Name(), e.formatWhy }
 
 // contentText reads a message's content: a string, null, or an array of parts ({type:"text",
 // text}).

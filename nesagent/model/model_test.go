@@ -156,7 +156,7 @@ func TestPromptAndRequest(t *testing.T) {
 	cur := strings.Index(goText, "add(3") + len("add(3")
 	// The user added the parameter b to add, then the argument 2 at line 10.
 	req := nesagent.Request{
-		URI: "file:///home/me/proj/main.go", LanguageID: "go", Text: goText, Cursor: cur,
+		URI: "file:///home/me/proj/cmd/main.go", Root: "/home/me/proj", LanguageID: "go", Text: goText, Cursor: cur,
 		Recent: []nesagent.Edit{
 			{Start: strings.Index(goText, "add(a") + 5, Old: "", New: ", b", OldLines: "func add(a int) int {", NewLines: "func add(a, b int) int {", LineStart: strings.Index(goText, "func add")},
 			{Start: strings.Index(goText, "add(1") + 5, Old: "", New: ", 2", OldLines: "\tx := add(1)", NewLines: "\tx := add(1, 2)", LineStart: strings.Index(goText, "\tx :=")},
@@ -195,12 +195,13 @@ func TestPromptAndRequest(t *testing.T) {
 		// the region: one line above and below the cursor's, the cursor marked
 		markStart + "\n\tx := add(1, 2)\n\ty := add(3" + markCursor + ")\n\tfmt.Println(x, y)\n" + markEnd + "\n",
 		// three lines of context above and below it
-		"The file /home/me/proj/main.go (go), lines 7-13, with the editable region (lines 10-12) marked:\n\n<|current_file|>\n}\n\nfunc main() {\n" + markStart,
+		// files named relative to the workspace: never the user's home
+		"The file cmd/main.go (go), lines 7-13, with the editable region (lines 10-12) marked:\n\n<|current_file|>\n}\n\nfunc main() {\n" + markStart,
 		markEnd + "\n}\n<|/current_file|>\n",
 		// the history, oldest first, with the lines where the edits are now
-		"<|edit_history|>\n--- /home/me/proj/main.go\n+++ /home/me/proj/main.go\n@@ -5,1 +5,1 @@\n-func add(a int) int {\n+func add(a, b int) int {\n@@ -10,1 +10,1 @@\n-\tx := add(1)\n+\tx := add(1, 2)\n<|/edit_history|>",
+		"<|edit_history|>\n--- cmd/main.go\n+++ cmd/main.go\n@@ -5,1 +5,1 @@\n-func add(a int) int {\n+func add(a, b int) int {\n@@ -10,1 +10,1 @@\n-\tx := add(1)\n+\tx := add(1, 2)\n<|/edit_history|>",
 		// the excerpt of the other document around the line naming the region's names
-		"<|excerpt|> /home/me/proj/notes.md (markdown, lines 36-55)\nnothing to see here\n",
+		"<|excerpt|> notes.md (markdown, lines 36-55)\nnothing to see here\n",
 		"sum with add and Println\nmore filler text\n",
 		closing,
 	}
@@ -209,7 +210,7 @@ func TestPromptAndRequest(t *testing.T) {
 			t.Errorf("the user message lacks %q", w)
 		}
 	}
-	for _, no := range []string{"package main", "empty.go", "notes.md (markdown, lines 1-"} {
+	for _, no := range []string{"package main", "empty.go", "notes.md (markdown, lines 1-", "/home/me"} {
 		if strings.Contains(user, no) {
 			t.Errorf("the user message has %q", no)
 		}
@@ -630,7 +631,7 @@ func TestHistoryBounds(t *testing.T) {
 	paste := strings.Repeat("pasted\n", 30)
 	recent = append(recent, nesagent.Edit{Start: 10, Old: "", New: paste, OldLines: "line", NewLines: paste + "line", LineStart: 10})
 	text := strings.Repeat("line\n", 2) + paste + strings.Repeat("line\n", 48)
-	h := e.history(nesagent.Request{Text: text, Recent: recent}, "f")
+	h := history(&e.cfg, nesagent.Request{Text: text, Recent: recent}, "f")
 	t.Logf("history:\n%s", h)
 	if strings.Contains(h, "old3") || strings.Contains(h, "same") || strings.Index(h, "-old4") > strings.Index(h, "-old8") || strings.Index(h, "-old8") > strings.Index(h, "+pasted") {
 		t.Errorf("want the 6 newest edits that change something, oldest first")

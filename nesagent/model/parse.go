@@ -104,11 +104,10 @@ type rewrite struct {
 	// fenced tells that the region itself starts with a code fence (Markdown), which must then
 	// not be taken for the model's wrapping.
 	fenced bool
-	crlf   bool // the document's line breaks are "\r\n"
 }
 
-// parse turns a model's answer into the region's new text, in the document's line breaks; ok is
-// false when the answer holds no usable region.
+// parse turns a model's answer into the region's new text, with "\n" line breaks; ok is false when
+// the answer holds no usable region.
 func (r rewrite) parse(answer string) (string, bool) {
 	body, ok := extractRegion(answer)
 	if !ok {
@@ -131,9 +130,6 @@ func (r rewrite) parse(answer string) (string, bool) {
 	if strings.TrimSpace(body) == "" && strings.TrimSpace(r.region) != "" {
 		// Emptying the whole region is far more often a failed answer than the next edit.
 		return "", false
-	}
-	if r.crlf {
-		body = strings.ReplaceAll(body, "\n", "\r\n")
 	}
 	return body, true
 }

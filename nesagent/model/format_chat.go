@@ -1,8 +1,8 @@
 package model
 
 import (
+	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -30,34 +30,66 @@ const closing = "Rewrite the editable region as the next edit will leave it. Ans
 // never cut).
 const maxLineBytes = 400
 
+// chatFormat is the bridge's own prompt for instruction-following chat models (the format of any
+// model that is not a next-edit model): instructions in the system message; in the user message
+// excerpts of the other open files, the problems the editor shows, the recent edits as a unified
+// diff and the file around the cursor with the editable region between Zeta 1's marker names; the
+// answer is the rewritten region between the same markers.
+type chatFormat struct{}
+
+func (chatFormat) Name() string { return "chat" }
+
+// chatMarkers are the chat prompt's own markers.
+var chatMarkers = []string{markStart, markEnd, markCursor, "<|current_file|>", "<|/current_file|>", "<|edit_history|>", "<|/edit_history|>", "<|excerpt|>", "<|/excerpt|>"}
+
+func (chatFormat) Build(in *input, lim limits) (*call, error) {
+	p, ok := buildChat(lim.cfg, in)
+	if !ok {
+		return nil, fmt.Errorf("the cursor's line is longer than MaxRegionBytes (%d)", lim.cfg.MaxRegionBytes)
+	}
+	return &call{
+		Prompt: Prompt{System: p.system, User: p.user, MaxTokens: p.maxTokens},
+		start:  p.start, end: p.start + len(p.rw.region),
+		read: func(answer string) (string, int, error) {
+			text, ok := p.rw.parse(answer)
+			if !ok {
+				return "", -1, errors.New("the answer holds no marked region")
+			}
+			return text, -1, nil
+		},
+		markers: chatMarkers,
+	}, nil
+}
+
 // prompt is the chat for one request and what is needed to read its answer.
 type prompt struct {
 	system, user string
-	start        int // the region's offset in the request's text
+	start        int // the region's offset in the input's text
 	rw           rewrite
 	maxTokens    int
 }
 
-// build makes the prompt for a request; ok is false when no region fits (the cursor's line alone
-// is longer than MaxRegionBytes).
-func (e *engine) build(req nesagent.Request) (p prompt, ok bool) {
-	text := req.Text
-	cur := min(max(req.Cursor, 0), len(text))
+// buildChat makes the prompt for a request; ok is false when no region fits (the cursor's line
+// alone is longer than MaxRegionBytes).
+func buildChat(cfg *Config, in *input) (p prompt, ok bool) {
+	req := in.req
+	text := in.text
+	cur := in.cursor
 	lines := splitLines(text)
 	if len(text) == 0 || text[len(text)-1] == '\n' {
 		lines = append(lines, lineSpan{len(text), len(text), len(text)}) // the empty last line
 	}
 	cl := sort.Search(len(lines), func(i int) bool { return lines[i].next > cur })
 	cl = min(cl, len(lines)-1)
-	a, b := max(cl-e.cfg.LinesAbove, 0), min(cl+e.cfg.LinesBelow, len(lines)-1)
-	for lines[b].next-lines[a].start > e.cfg.MaxRegionBytes && (a < cl || b > cl) {
+	a, b := max(cl-cfg.LinesAbove, 0), min(cl+cfg.LinesBelow, len(lines)-1)
+	for lines[b].next-lines[a].start > cfg.MaxRegionBytes && (a < cl || b > cl) {
 		if a < cl && (cl-a >= b-cl || b == cl) {
 			a++
 		} else {
 			b--
 		}
 	}
-	if lines[b].next-lines[a].start > e.cfg.MaxRegionBytes {
+	if lines[b].next-lines[a].start > cfg.MaxRegionBytes {
 		return p, false
 	}
 	start, end := lines[a].start, lines[b].next
@@ -71,41 +103,40 @@ func (e *engine) build(req nesagent.Request) (p prompt, ok bool) {
 		region: region,
 		added:  !strings.HasSuffix(body, "\n"),
 		fenced: strings.HasPrefix(strings.TrimSpace(region), "```"),
-		crlf:   strings.Count(text, "\r\n")*2 > strings.Count(text, "\n"),
 	}
 	if p.rw.added {
 		body += "\n"
 	}
 	p.start = start
-	p.maxTokens = e.cfg.MaxTokens
+	p.maxTokens = cfg.MaxTokens
 	if p.maxTokens == 0 {
 		p.maxTokens = min(max(len(body)/2+256, 512), 4096)
 	}
 
-	name := displayName(req.URI)
+	name := in.path
 	var u strings.Builder
-	if ex := e.excerpts(req, region); ex != "" {
+	if ex := excerpts(cfg, in, region); ex != "" {
 		u.WriteString("Other open files (excerpts):\n\n")
 		u.WriteString(ex)
 	}
 	if d := diagnostics(req, a, b); d != "" {
 		fmt.Fprintf(&u, "Problems the editor shows in %s:\n%s\n", name, d)
 	}
-	if h := e.history(req, name); h != "" {
+	if h := history(cfg, req, name); h != "" {
 		fmt.Fprintf(&u, "Recent edits to %s, oldest first:\n\n<|edit_history|>\n%s<|/edit_history|>\n\n", name, h)
 	}
 	// The lines around the region, nearest first, within the bounds.
 	ca := a
-	for n := 0; ca > 0 && a-ca < e.cfg.ContextLines; ca-- {
+	for n := 0; ca > 0 && a-ca < cfg.ContextLines; ca-- {
 		n += min(lines[ca-1].next-lines[ca-1].start, maxLineBytes)
-		if n > e.cfg.ContextBytes {
+		if n > cfg.ContextBytes {
 			break
 		}
 	}
 	cb := b
-	for n := 0; cb < len(lines)-1 && cb-b < e.cfg.ContextLines && lines[cb+1].start < len(text); cb++ {
+	for n := 0; cb < len(lines)-1 && cb-b < cfg.ContextLines && lines[cb+1].start < len(text); cb++ {
 		n += min(lines[cb+1].next-lines[cb+1].start, maxLineBytes)
-		if n > e.cfg.ContextBytes {
+		if n > cfg.ContextBytes {
 			break
 		}
 	}
@@ -130,12 +161,9 @@ func (e *engine) build(req nesagent.Request) (p prompt, ok bool) {
 		u.WriteString(clip(text[lines[i].start:lines[i].end]) + "\n")
 	}
 	u.WriteString("<|/current_file|>\n\n" + closing + "\n")
-	p.system, p.user = e.cfg.Instructions, u.String()
+	p.system, p.user = cfg.Instructions, u.String()
 	return p, true
 }
-
-// lf turns "\r\n" line breaks into "\n".
-func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
 // clip shortens a line of context to maxLineBytes, on a character boundary.
 func clip(s string) string {
@@ -150,23 +178,15 @@ func clip(s string) string {
 	return s[:n] + "…"
 }
 
-// displayName is how a document is named in the prompt: a file URI's path, any other URI as is.
-func displayName(uri string) string {
-	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" && u.Path != "" {
-		return u.Path
-	}
-	return uri
-}
-
 // history renders the recent edits, oldest first, as hunks of one unified diff, within
 // MaxHistory and HistoryBytes (the newest are kept).
-func (e *engine) history(req nesagent.Request, name string) string {
-	if e.cfg.HistoryBytes == 0 {
+func history(cfg *Config, req nesagent.Request, name string) string {
+	if cfg.HistoryBytes == 0 {
 		return ""
 	}
 	var hunks []string
 	total := 0
-	for i := len(req.Recent) - 1; i >= 0 && len(hunks) < e.cfg.MaxHistory; i-- {
+	for i := len(req.Recent) - 1; i >= 0 && len(hunks) < cfg.MaxHistory; i-- {
 		ed := req.Recent[i]
 		if ed.OldLines == ed.NewLines {
 			continue
@@ -183,7 +203,7 @@ func (e *engine) history(req nesagent.Request, name string) string {
 		}
 		pos = min(max(pos, 0), len(req.Text))
 		h := hunk1(lf(ed.OldLines), lf(ed.NewLines), strings.Count(req.Text[:pos], "\n")+1)
-		if total+len(h) > e.cfg.HistoryBytes && len(hunks) > 0 {
+		if total+len(h) > cfg.HistoryBytes && len(hunks) > 0 {
 			break
 		}
 		total += len(h)
@@ -240,8 +260,9 @@ func hunk1(old, new string, n int) string {
 // excerpts renders short excerpts of the other open documents, most recently edited first, within
 // MaxOpenDocs: in each, the lines around the line that shares the most (and the longest) names
 // with the region, or its beginning.
-func (e *engine) excerpts(req nesagent.Request, region string) string {
-	if e.cfg.MaxOpenDocs == 0 || e.cfg.ExcerptLines == 0 || e.cfg.ExcerptBytes == 0 {
+func excerpts(cfg *Config, in *input, region string) string {
+	req := in.req
+	if cfg.MaxOpenDocs == 0 || cfg.ExcerptLines == 0 || cfg.ExcerptBytes == 0 {
 		return ""
 	}
 	names := identifiers(region)
@@ -252,8 +273,8 @@ func (e *engine) excerpts(req nesagent.Request, region string) string {
 	}
 	var b strings.Builder
 	docs := 0
-	for _, d := range req.Open {
-		if docs >= e.cfg.MaxOpenDocs {
+	for i, d := range req.Open {
+		if docs >= cfg.MaxOpenDocs {
 			break
 		}
 		if strings.TrimSpace(d.Text) == "" {
@@ -267,8 +288,8 @@ func (e *engine) excerpts(req nesagent.Request, region string) string {
 				best, score = i, s
 			}
 		}
-		lo := max(best-e.cfg.ExcerptLines/4, 0)
-		hi := min(lo+e.cfg.ExcerptLines, len(lines))
+		lo := max(best-cfg.ExcerptLines/4, 0)
+		hi := min(lo+cfg.ExcerptLines, len(lines))
 		size := func() int {
 			n := 0
 			for _, l := range lines[lo:hi] {
@@ -276,7 +297,7 @@ func (e *engine) excerpts(req nesagent.Request, region string) string {
 			}
 			return n
 		}
-		for hi-lo > 1 && size() > e.cfg.ExcerptBytes {
+		for hi-lo > 1 && size() > cfg.ExcerptBytes {
 			if hi-1 > best {
 				hi--
 			} else {
@@ -287,7 +308,7 @@ func (e *engine) excerpts(req nesagent.Request, region string) string {
 		if d.LanguageID != "" {
 			lang = d.LanguageID + ", "
 		}
-		fmt.Fprintf(&b, "<|excerpt|> %s (%slines %d-%d)\n", displayName(d.URI), lang, lo+1, hi)
+		fmt.Fprintf(&b, "<|excerpt|> %s (%slines %d-%d)\n", in.others[i].path, lang, lo+1, hi)
 		for _, l := range lines[lo:hi] {
 			b.WriteString(clip(d.Text[l.start:l.end]) + "\n")
 		}

@@ -1,0 +1,127 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+)
+
+// Suggest asks the model, in its format, to rewrite the region around the cursor, reads its answer
+// by the format's grammar, passes it through the quality gate, and returns the difference as one
+// suggestion (with the cursor where the model put it), or none: an answer that changes nothing,
+// cannot be read or fails the gate shows nothing, with the reason in the debug log. Errors are the
+// model's server failing: unreachable, too slow, an error status, a malformed body.
+func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, error) {
+	in := prepare(req)
+	c, err := e.format.Build(in, limits{cfg: &e.cfg, contextTokens: e.cfg.ContextTokens, maxTokens: e.cfg.MaxTokens})
+	if err != nil {
+		e.cfg.Log.Debug("model: nothing asked: "+err.Error(), "uri", req.URI, "format", e.format.Name())
+		return nil, nil
+	}
+	c.URI = req.URI
+	answer, err := e.c.Complete(ctx, c.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	if len(answer.Changes) > 0 {
+		// A coding agent proposed its edit as a change to the file rather than in its text.
+		return changeSuggestions(req, answer.Changes, e.cfg.Log), nil
+	}
+	s, why := e.read(in, c, answer.Text)
+	if why != "" {
+		e.cfg.Log.Debug("model: answer dropped: "+why, "uri", req.URI, "format", e.format.Name(), "answer_bytes", len(answer.Text))
+		return nil, nil
+	}
+	return []nesagent.Suggestion{s}, nil
+}
+
+// read turns an answer into a suggestion of the request's document, or says why there is none.
+func (e *engine) read(in *input, c *call, answer string) (nesagent.Suggestion, string) {
+	text, cursor, err := c.read(answer)
+	switch {
+	case errors.Is(err, errNoEdit):
+		return nesagent.Suggestion{}, "no change: " + err.Error()
+	case err != nil:
+		return nesagent.Suggestion{}, "unreadable: " + err.Error()
+	}
+	if why := gate(in, c, text); why != "" {
+		return nesagent.Suggestion{}, why
+	}
+	start, end := in.toOrig(c.start), in.toOrig(c.end)
+	newText := in.breaks(text)
+	edits := regionEdits(in.req.Text[start:end], newText, start)
+	for _, ed := range edits {
+		if ed.Start < start || ed.End > end {
+			return nesagent.Suggestion{}, "an edit outside the region the model was given"
+		}
+	}
+	if len(edits) == 0 {
+		return nesagent.Suggestion{}, "no change"
+	}
+	s := nesagent.Suggestion{Edits: edits}
+	if cursor >= 0 && cursor <= len(text) {
+		// The region's new text replaces [start, end): the cursor's offset in the text after
+		// the edits, with the document's line breaks.
+		at := start + len(in.breaks(text[:cursor]))
+		s.Cursor = &at
+	}
+	return s, ""
+}
+
+// gate drops an answer that would be noise rather than the next edit, and says why (debug log):
+//   - it changes nothing, or only whitespace;
+//   - it undoes the user's most recent edit (the failure Zed counts as a "reversal");
+//   - it holds the format's markers or prompt text that the region did not (the model copied its
+//     prompt);
+//   - it grows far beyond the region (a runaway answer repeating itself).
+//
+// Edits outside the region are refused where they are made (engine.read).
+func gate(in *input, c *call, text string) string {
+	region := in.text[c.start:c.end]
+	if text == region {
+		return "no change"
+	}
+	if squash(text) == squash(region) {
+		return "a change of whitespace only"
+	}
+	for _, m := range c.markers {
+		if m != "" && strings.Contains(text, m) && !strings.Contains(region, m) {
+			return "the answer holds the format's marker " + quote(m) + ": the model copied its prompt"
+		}
+	}
+	if len(text) > 3*len(region)+maxGrowth {
+		return "runaway growth: the answer is far larger than the region"
+	}
+	if last, ok := in.lastEvent(); ok && undoes(in, c, text, last) {
+		return "it undoes the most recent edit"
+	}
+	return ""
+}
+
+// maxGrowth is what an answer may add beyond three times the region before it counts as runaway.
+const maxGrowth = 1024
+
+// squash is s without any whitespace.
+func squash(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// undoes reports whether the region's new text puts back what the user's last edit replaced: the
+// document after the suggestion reads as it did before that edit, within the region.
+func undoes(in *input, c *call, text string, last event) bool {
+	if last.oldAt < c.start || last.end > c.end || last.old == last.new {
+		return false
+	}
+	undone := in.text[c.start:last.oldAt] + last.old + in.text[last.end:c.end]
+	return text == undone
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
