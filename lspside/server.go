@@ -61,9 +61,10 @@ type Config struct {
 	// through (inline.go); it exists for comparison in tests.
 	NoTypeThrough bool
 	// CoalesceDelay is how long a request that supersedes one still in flight for the same
-	// document waits before asking the agent (a newer one in that time replaces it); zero means
-	// 75 ms (longer than the gap between keys of a fast typist). A request with nothing in flight
-	// is sent at once.
+	// document, asked for less than CoalesceDelay before it (a burst: key repeat, a fast typist),
+	// waits before asking the agent (a newer one in that time replaces it); zero means 75 ms
+	// (longer than the gap between keys of a fast typist). Any other request is sent at once: the
+	// one after a typist's last key is not delayed.
 	CoalesceDelay time.Duration
 	// RestartDelays are the waits before restarting an agent that exited: the first exit waits
 	// RestartDelays[0], and so on, the last repeating; nil means 0.5 s, 1 s, 2 s, 4 s, 8 s.
@@ -139,14 +140,16 @@ type Server struct {
 	// suggesting cancels the nes/suggest in flight for each document (suggestingSeq tells whose).
 	suggesting    map[string]context.CancelFunc
 	suggestingSeq map[string]uint64
-	suggestSeq    uint64
-	inflight      map[string]context.CancelFunc
-	cursors       map[string]int  // the byte offset of each document's last request
-	withheld      map[string]bool // documents too large to send to the agent
-	active        string          // the document the user is in (focus notifications, requests)
-	exited        chan struct{}
-	exitOnce      sync.Once
-	exitCode      int
+	// suggestingAt is when each document's nes/suggest in flight was asked for (inFlight).
+	suggestingAt map[string]time.Time
+	suggestSeq   uint64
+	inflight     map[string]context.CancelFunc
+	cursors      map[string]int  // the byte offset of each document's last request
+	withheld     map[string]bool // documents too large to send to the agent
+	active       string          // the document the user is in (focus notifications, requests)
+	exited       chan struct{}
+	exitOnce     sync.Once
+	exitCode     int
 	// sup owns the agent's life (supervisor.go).
 	sup *supervisor
 	// secret are the open documents kept from the agent (secrets.go).
@@ -193,6 +196,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 
 		suggesting:    map[string]context.CancelFunc{},
 		suggestingSeq: map[string]uint64{},
+		suggestingAt:  map[string]time.Time{},
 		exited:        make(chan struct{}),
 		exitCode:      1,
 	}

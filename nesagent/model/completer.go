@@ -33,6 +33,9 @@ type Prompt struct {
 type Answer struct {
 	Text    string
 	Changes []Change
+	// Cut says the answer was cut short by the request's bound on tokens (finish_reason
+	// "length"): its end may be missing.
+	Cut bool
 }
 
 // Change is a change a coding agent proposed to a file: OldText replaced by NewText, or, when

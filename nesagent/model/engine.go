@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
@@ -29,7 +30,7 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 		// A coding agent proposed its edit as a change to the file rather than in its text.
 		return changeSuggestions(req, answer.Changes, e.cfg.Log), nil
 	}
-	s, why := e.read(in, c, answer.Text)
+	s, why := e.read(in, c, answer)
 	if why != "" {
 		e.cfg.Log.Debug("model: answer dropped: "+why, "uri", req.URI, "format", e.format.Name(), "answer_bytes", len(answer.Text))
 		return nil, nil
@@ -38,8 +39,11 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 }
 
 // read turns an answer into a suggestion of the request's document, or says why there is none.
-func (e *engine) read(in *input, c *call, answer string) (nesagent.Suggestion, string) {
-	text, cursor, err := c.read(answer)
+func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, string) {
+	if answer.Cut && !holdsAny(answer.Text, c.ends) {
+		return nesagent.Suggestion{}, fmt.Sprintf("cut short: the answer reached its bound of %d tokens before its end", c.MaxTokens)
+	}
+	text, cursor, err := c.read(answer.Text)
 	switch {
 	case errors.Is(err, errNoEdit):
 		return nesagent.Suggestion{}, "no change: " + err.Error()
@@ -75,7 +79,10 @@ func (e *engine) read(in *input, c *call, answer string) (nesagent.Suggestion, s
 //   - it undoes the user's most recent edit (the failure Zed counts as a "reversal");
 //   - it holds the format's markers or prompt text that the region did not (the model copied its
 //     prompt);
-//   - it grows far beyond the region (a runaway answer repeating itself).
+//   - it grows far beyond the region (a runaway answer repeating itself);
+//   - it keeps fewer than half of the region's lines (at least 3 with text; of those after the
+//     answer's prefill, if any): a rewrite into something else, not an edit (what a model answers
+//     when it lost the thread, or gibberish).
 //
 // Edits outside the region are refused where they are made (engine.read).
 func gate(in *input, c *call, text string) string {
@@ -93,6 +100,9 @@ func gate(in *input, c *call, text string) string {
 	}
 	if len(text) > 3*len(region)+maxGrowth {
 		return "runaway growth: the answer is far larger than the region"
+	}
+	if kept, total := keptLines(region[c.given:], strings.TrimPrefix(text, region[:c.given])); total >= 3 && 2*kept < total {
+		return fmt.Sprintf("a rewrite, not an edit: the answer keeps %d of the region's %d lines", kept, total)
 	}
 	if last, ok := in.lastEvent(); ok && undoes(in, c, text, last) {
 		return "it undoes the most recent edit"
@@ -125,3 +135,34 @@ func undoes(in *input, c *call, text string, last event) bool {
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
+
+// holdsAny reports whether s holds one of subs.
+func holdsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if sub != "" && strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// keptLines counts the region's lines with text (spaces aside) that the answer still has, each
+// line of the answer matching one of the region's at most once, out of all of them.
+func keptLines(region, answer string) (kept, total int) {
+	have := map[string]int{}
+	for _, l := range strings.Split(answer, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			have[l]++
+		}
+	}
+	for _, l := range strings.Split(region, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			total++
+			if have[l] > 0 {
+				have[l]--
+				kept++
+			}
+		}
+	}
+	return kept, total
+}

@@ -37,6 +37,13 @@ type call struct {
 	// markers are the strings of the format's prompts that no code holds: an answer whose new
 	// text has one the region did not is the model copying its prompt (gate.go).
 	markers []string
+	// ends are what marks the end of a whole answer in the format (Zeta 1's end marker, Zeta 2's
+	// ">>>>>>> UPDATED"): an answer cut short by its bound on tokens is read only when it holds
+	// one; in a format without one (the end is where the model stopped) it is dropped.
+	ends []string
+	// given is how much of the region the prompt already wrote as the answer's start (Sweep v2's
+	// prefill): the gate judges what the model wrote after it.
+	given int
 }
 
 // errNoEdit is an answer that says "nothing to change".

@@ -58,6 +58,7 @@ func (chatFormat) Build(in *input, lim limits) (*call, error) {
 			return text, -1, nil
 		},
 		markers: chatMarkers,
+		ends:    []string{markEnd},
 	}, nil
 }
 

@@ -266,7 +266,7 @@ func (sweepFormat) buildV2(in *input, lim limits) (*call, error) {
 	}
 	return &call{
 		Prompt: Prompt{Raw: prompt, Stop: []string{sweepV2EndOfText, sweepFileSep}, MaxTokens: maxTokens},
-		start:  startIndex, end: startIndex + len(codeBlock),
+		start:  startIndex, end: startIndex + len(codeBlock), given: len(prefill),
 		read: func(answer string) (string, int, error) {
 			answer = cutAtStops(answer, sweepV2EndOfText, sweepFileSep)
 			if strings.Contains(answer, sweepV2Cursor) {

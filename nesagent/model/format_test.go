@@ -217,6 +217,7 @@ func TestGateDropsNoise(t *testing.T) {
 		{"markers", func(r string) string { return strings.Replace(r, "y := 2", "y := 2 <|edit_history|>", 1) }, "the answer holds the format's marker"},
 		{"prompt text", func(r string) string { return strings.Replace(r, "y := 2", "y := 2\n<|current_file|>", 1) }, "the model copied its prompt"},
 		{"runaway", func(r string) string { return r + strings.Repeat("\ty := 2\n", 400) }, "runaway growth"},
+		{"rewrite", func(r string) string { return "magazines Cyr Cyr\nmagazines\n" }, "a rewrite, not an edit: the answer keeps 0 of the region's"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -64,10 +65,17 @@ func (zeta1Format) Build(in *input, lim limits) (*call, error) {
 		},
 		start: r.editStart, end: r.editEnd,
 		read: func(answer string) (string, int, error) {
+			// The model echoes the region's start marker before its rewrite (Zed's earlier
+			// parser required it); an answer without it is not a rewrite of the region, and
+			// reading all of it as one (as clean_zeta1_model_output would) shows noise.
+			if !strings.Contains(answer, zeta1EditableStart) {
+				return "", -1, errors.New("no " + zeta1EditableStart + " in the answer")
+			}
 			text, cursor := zeta1Clean(answer)
 			return sameEnding(text, region), cursor, nil
 		},
 		markers: zeta1Markers,
+		ends:    []string{zeta1EditableEnd},
 	}, nil
 }
 

@@ -61,6 +61,7 @@ func (zeta2Format) Build(in *input, lim limits) (*call, error) {
 			return sameEnding(text, region), cursor, nil
 		},
 		markers: zeta2Tokens,
+		ends:    []string{strings.TrimSuffix(seedEndMarker, "\n"), zeta2NoEdits},
 	}, nil
 }
 

@@ -52,7 +52,7 @@ func (zeta21Format) Build(in *input, lim limits) (*call, error) {
 		Prompt: Prompt{Raw: prompt, Stop: []string{zeta21EndMarker}, MaxTokens: maxTokens},
 		start:  r.editStart, end: r.editEnd,
 		read: func(answer string) (string, int, error) {
-			answer = strings.TrimSuffix(answer, zeta21EndMarker)
+			answer = cutAtStops(answer, zeta21EndMarker)
 			text, err := applyMarkerSpan(region, answer, offsets)
 			if err != nil {
 				return "", -1, err

@@ -141,7 +141,7 @@ func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) 
 		return Answer{}, err
 	}
 	h.cfg.Log.Debug("model: answer", "uri", p.URI, "endpoint", endpoint, "prompt_bytes", len(p.System)+len(p.User)+len(p.Raw), "answer_bytes", len(text), "took", time.Since(began), "finish_reason", finish)
-	return Answer{Text: text}, nil
+	return Answer{Text: text, Cut: finish == "length"}, nil
 }
 
 type chatMessage struct {
