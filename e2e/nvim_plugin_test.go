@@ -200,6 +200,18 @@ func runShippedNeovim(t *testing.T, script, done string, env ...string) (out, wo
 // overrides) that environment.
 func runNeovimScript(t *testing.T, args []string, script, done string, env ...string) (out, work string) {
 	t.Helper()
+	return runNeovimScriptFor(t, args, script, done, func(string) []string { return env })
+}
+
+// runShippedNeovimIn is runShippedNeovim with an environment that depends on the workspace
+// folder: envFor is called with it before Neovim starts.
+func runShippedNeovimIn(t *testing.T, script, done string, envFor func(work string) []string) (out, work string) {
+	t.Helper()
+	return runNeovimScriptFor(t, []string{"--clean"}, script, done, envFor)
+}
+
+func runNeovimScriptFor(t *testing.T, args []string, script, done string, envFor func(work string) []string) (out, work string) {
+	t.Helper()
 	nvim := os.Getenv("NVIM")
 	if nvim == "" {
 		skipWithoutPeer(t, `NVIM is not set; run eval "$(bash ../shared/tools/install-test-peers.sh)"`)
@@ -228,7 +240,7 @@ func runNeovimScript(t *testing.T, args []string, script, done string, env ...st
 		"NVIM_TEST_DIR="+work,
 	)
 	cmd.Env = append(cmd.Env, xdgDirs(xdg)...)
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(cmd.Env, envFor(work)...)
 	b, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(b), done) {
 		log, _ := os.ReadFile(filepath.Join(xdg, "state", "nvim", "acp-lsp-bridge.log"))

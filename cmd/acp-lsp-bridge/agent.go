@@ -41,13 +41,13 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet("acp-lsp-bridge agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
-	url := fs.String("model-url", "", "base `URL` of an OpenAI-compatible server (uses the model engine)")
+	url := fs.String("model-url", "", "base `URL` of the model's server: llama-server, Ollama, vLLM, LM Studio or an OpenAI-compatible API (uses the model engine)")
 	name := fs.String("model", "", "the model's `name` on that server")
 	keyEnv := fs.String("api-key-env", "", "the environment `variable` holding the server's API key (sent as a Bearer token)")
 	timeout := fs.Duration("timeout", model.DefaultTimeout, "how long one request to the model may take")
 	format := fs.String("model-format", "auto", "the model's prompt `format`: "+model.FormatNames+" (from the model's name: zeta-2.1/zeta2.1, zeta-2/zeta2, zeta, sweep, instinct; anything else chat); see docs/model-agent.md")
 	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version), openai (llama-server, vLLM, LM Studio, hosted APIs) or ollama; raw formats go to Ollama's /api/generate with raw set")
-	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it (0: the format's own bound)")
+	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
 	verbose := fs.Bool("verbose", false, "also log each request to stderr: sizes, timings, and why an answer was dropped (never document text)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

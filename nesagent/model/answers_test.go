@@ -34,13 +34,14 @@ func shapes() map[string]answerShape {
 			noEdit: func(_ *call, r string) string { return markStart + "\n" + r + markEnd },
 		},
 		"zeta1": {
-			// The stop strings take the end marker: the answer ends with the region.
-			full: func(_ *call, s string) string { return "```main.go\n" + zeta1EditableStart + "\n" + s },
+			// The model copies the region's layout: the region, a line break, the end marker,
+			// which the stop strings take.
+			full: func(_ *call, s string) string { return "```main.go\n" + zeta1EditableStart + "\n" + s + "\n" },
 			noStop: func(_ *call, s string) string {
-				return zeta1EditableStart + "\n" + s + zeta1EditableEnd + "\n```\n\n### More"
+				return zeta1EditableStart + "\n" + s + "\n" + zeta1EditableEnd + "\n```\n\n### More"
 			},
-			cursor: func(s string, at int) string { return zeta1EditableStart + "\n" + s[:at] + zeta1Cursor + s[at:] },
-			noEdit: func(_ *call, r string) string { return zeta1EditableStart + "\n" + r },
+			cursor: func(s string, at int) string { return zeta1EditableStart + "\n" + s[:at] + zeta1Cursor + s[at:] + "\n" },
+			noEdit: func(_ *call, r string) string { return zeta1EditableStart + "\n" + r + "\n" },
 		},
 		"zeta2": {
 			full:   func(_ *call, s string) string { return s + seedEndMarker },
@@ -69,11 +70,13 @@ func shapes() map[string]answerShape {
 			noEdit: func(c *call, r string) string { return strings.TrimPrefix(r, sweepPrefill(c)) },
 		},
 		"instinct": {
-			full: same,
+			// The model copies the excerpt's layout: the region's lines, the last one empty when
+			// the region ends a line, then a line break before the end marker.
+			full: func(_ *call, s string) string { return s + "\n" },
 			noStop: func(_ *call, s string) string {
-				return "```go\n" + instinctEditableStart + "\n" + s + instinctEditableEnd + "\n```"
+				return "```go\n" + instinctEditableStart + "\n" + s + "\n" + instinctEditableEnd + "\n```"
 			},
-			noEdit: same,
+			noEdit: func(_ *call, r string) string { return r + "\n" },
 		},
 	}
 }

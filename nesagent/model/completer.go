@@ -27,9 +27,9 @@ type Prompt struct {
 	URI       string
 }
 
-// Answer is a model's answer to a Prompt: its text, which holds the rewritten region between the
-// markers, and the changes to files that a coding agent proposed instead (its edit tools), which
-// the engine prefers when there are any.
+// Answer is a model's answer to a Prompt: its text, which the request's format reads (the
+// rewritten region, in that format's grammar), and the changes to files that a coding agent
+// proposed instead (its edit tools), which the engine prefers when there are any.
 type Answer struct {
 	Text    string
 	Changes []Change

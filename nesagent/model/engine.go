@@ -74,17 +74,19 @@ func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, s
 	return s, ""
 }
 
-// gate drops an answer that would be noise rather than the next edit, and says why (debug log):
+// gate drops an answer that would be noise rather than the next edit, and says why (debug log),
+// in this order:
 //   - it changes nothing, or only whitespace;
-//   - it undoes the user's most recent edit (the failure Zed counts as a "reversal");
 //   - it holds the format's markers or prompt text that the region did not (the model copied its
 //     prompt);
 //   - it grows far beyond the region (a runaway answer repeating itself);
 //   - it keeps fewer than half of the region's lines (at least 3 with text; of those after the
 //     answer's prefill, if any): a rewrite into something else, not an edit (what a model answers
-//     when it lost the thread, or gibberish).
+//     when it lost the thread, or gibberish);
+//   - it undoes the user's most recent edit (the failure Zed counts as a "reversal").
 //
-// Edits outside the region are refused where they are made (engine.read).
+// Before it, engine.read drops an answer cut short by its bound on tokens (unless the format's
+// end is in it) and one the format cannot read; after it, edits outside the region are refused.
 func gate(in *input, c *call, text string) string {
 	region := in.text[c.start:c.end]
 	if text == region {

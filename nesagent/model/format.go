@@ -35,7 +35,7 @@ type call struct {
 	// offset in it (-1: the model placed none); an error says why the answer is of no use.
 	read func(answer string) (text string, cursor int, err error)
 	// markers are the strings of the format's prompts that no code holds: an answer whose new
-	// text has one the region did not is the model copying its prompt (gate.go).
+	// text has one the region did not is the model copying its prompt (gate, engine.go).
 	markers []string
 	// ends are what marks the end of a whole answer in the format (Zeta 1's end marker, Zeta 2's
 	// ">>>>>>> UPDATED"): an answer cut short by its bound on tokens is read only when it holds
@@ -94,6 +94,9 @@ func PickFormat(name, model string) (f Format, why string, err error) {
 				return Formats[r.format], fmt.Sprintf("the model's name %q holds %q", model, mark), nil
 			}
 		}
+	}
+	if model == "" {
+		return Formats["chat"], "no model name", nil
 	}
 	return Formats["chat"], fmt.Sprintf("the model's name %q names none of the next-edit models (zeta, sweep, instinct)", model), nil
 }

@@ -47,6 +47,25 @@ func (chatFormat) Build(in *input, lim limits) (*call, error) {
 	if !ok {
 		return nil, fmt.Errorf("the cursor's line is longer than MaxRegionBytes (%d)", lim.cfg.MaxRegionBytes)
 	}
+	// Under --model-context (estimated at 3 bytes a token, as the Zeta formats estimate): the
+	// excerpts of other files go first, then the history, then the lines around the region.
+	if ctx := lim.contextTokens; ctx > 0 {
+		cfg := *lim.cfg
+		for _, drop := range []func(){
+			func() { cfg.MaxOpenDocs = 0 },
+			func() { cfg.MaxHistory = 0 },
+			func() { cfg.ContextLines = 0 },
+		} {
+			if zetaEstimateTokens(len(p.system)+len(p.user))+p.maxTokens <= ctx {
+				break
+			}
+			drop()
+			p, _ = buildChat(&cfg, in)
+		}
+		if zetaEstimateTokens(len(p.system)+len(p.user))+p.maxTokens > ctx {
+			return nil, fmt.Errorf("the region (about %d tokens) and the answer do not fit in the model's context of %d tokens", zetaEstimateTokens(len(p.user)), ctx)
+		}
+	}
 	return &call{
 		Prompt: Prompt{System: p.system, User: p.user, MaxTokens: p.maxTokens},
 		start:  p.start, end: p.start + len(p.rw.region),

@@ -89,6 +89,12 @@ func (instinctFormat) Build(in *input, lim limits) (*call, error) {
 		start:  start, end: end,
 		read: func(answer string) (string, int, error) {
 			text := instinctClean(answer)
+			if strings.HasSuffix(region, "\n") && !strings.HasSuffix(region, "\n\n") {
+				// The excerpt writes the region's lines, its last one empty when the region
+				// ends a line, then a line break and the end marker: a model that copies
+				// that layout ends with one line break more than the region.
+				text = strings.TrimSuffix(text, "\n")
+			}
 			if strings.TrimSpace(text) == "" && strings.TrimSpace(region) != "" {
 				return "", -1, errNoEdit
 			}

@@ -41,7 +41,7 @@ const (
 var sweepMarkers = []string{sweepFileSep, sweepEOS, sweepV2Cursor, sweepV2EndOfText}
 
 func (f sweepFormat) Build(in *input, lim limits) (*call, error) {
-	if strings.Contains(strings.ToLower(lim.cfg.Model), "7b") {
+	if sweepV2(lim.cfg.Model) {
 		return f.buildV2(in, lim)
 	}
 	return f.buildV1(in, lim)
@@ -316,3 +316,6 @@ func cutAtStops(answer string, stops ...string) string {
 	}
 	return answer
 }
+
+// sweepV2 reports whether the model is Sweep's v2 7B, which takes the v2 prompt.
+func sweepV2(model string) bool { return strings.Contains(strings.ToLower(model), "7b") }

@@ -173,10 +173,18 @@ func TestOllamaGetsTheRawPromptUnwrapped(t *testing.T) {
 	}
 	// Said by the user: no question asked.
 	srv2 := newCompletionFake(t, true, "x")
-	e2 := newEngine(t, Config{URL: srv2.URL + "/v1", Model: "zeta", Server: "ollama"})
+	e2 := newEngine(t, Config{URL: srv2.URL + "/v1", Model: "zeta", Server: "ollama", ContextTokens: 8192})
 	e2.Suggest(context.Background(), nesagent.Request{URI: "file:///w/x.go", Text: text, Cursor: 3})
-	if paths, _ := srv2.seen(); strings.Join(paths, ",") != "POST /api/generate" {
+	paths, body = srv2.seen()
+	if strings.Join(paths, ",") != "POST /api/generate" {
 		t.Errorf("--model-server ollama: requests %v", paths)
+	}
+	// --model-context is the context Ollama loads the model with; without it, Ollama's own.
+	if opts, _ := body["options"].(map[string]any); opts["num_ctx"] != 8192.0 {
+		t.Errorf("--model-context 8192: options %v", opts)
+	}
+	if _, set := opts["num_ctx"]; set {
+		t.Errorf("no --model-context: options %v", opts)
 	}
 }
 
@@ -258,4 +266,40 @@ func TestGateRefusesEditsOutsideTheRegion(t *testing.T) {
 // newTextLogger logs every level, as text, into w.
 func newTextLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// TestChatKeepsUnderTheModelsContext: with --model-context, the chat prompt drops the other
+// files' excerpts first, then the history, to fit; a region that cannot fit asks nothing.
+func TestChatKeepsUnderTheModelsContext(t *testing.T) {
+	text := "package a\n\nfunc f() {\n\tx := 1\n}\n"
+	other := "package a\n\n// g is long.\nfunc g() {\n" + strings.Repeat("\ty := 2\n", 15) + "}\n"
+	req := nesagent.Request{URI: "file:///w/a.go", Root: "/w", Text: text, Cursor: strings.Index(text, "x := 1"),
+		Open: []nesagent.OpenDocument{{URI: "file:///w/b.go", Text: other}}}
+	ask := func(ctx int) []Prompt {
+		c := &fixedCompleter{}
+		e, err := WithCompleter(Config{ContextTokens: ctx}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Suggest(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		return c.got
+	}
+	full := ask(0)
+	if len(full) != 1 || !strings.Contains(full[0].User, "b.go") {
+		t.Fatalf("no bound: %+v", full)
+	}
+	// One token short of the whole prompt: something must go.
+	bound := (len(full[0].System)+len(full[0].User))/3 + full[0].MaxTokens - 1
+	got := ask(bound)
+	if len(got) != 1 || strings.Contains(got[0].User, "b.go") || !strings.Contains(got[0].User, "x := 1") {
+		t.Fatalf("--model-context %d: want the excerpt of b.go dropped, the region kept: %+v", bound, got)
+	}
+	if (len(got[0].System)+len(got[0].User))/3+got[0].MaxTokens > bound {
+		t.Errorf("the prompt (%d bytes) and max_tokens %d exceed %d tokens", len(got[0].System)+len(got[0].User), got[0].MaxTokens, bound)
+	}
+	if got := ask(100); len(got) != 0 {
+		t.Errorf("--model-context 100: asked %+v", got)
+	}
 }

@@ -71,6 +71,12 @@ func (zeta1Format) Build(in *input, lim limits) (*call, error) {
 			if !strings.Contains(answer, zeta1EditableStart) {
 				return "", -1, errors.New("no " + zeta1EditableStart + " in the answer")
 			}
+			if !strings.Contains(answer, zeta1EditableEnd) {
+				// The stop string took the end marker, and left the line break the prompt
+				// writes before it (format_zeta1_excerpt: region, "\n", end marker), which
+				// clean_zeta1_model_output keeps only when the marker is there to cut at.
+				answer = strings.TrimSuffix(answer, "\n")
+			}
 			text, cursor := zeta1Clean(answer)
 			return sameEnding(text, region), cursor, nil
 		},

@@ -1,13 +1,14 @@
-// Package model is a nesagent.Engine that asks a language model for the user's next edit through
-// an OpenAI-compatible chat completions API: llama.cpp's llama-server, Ollama, vLLM, LM Studio or
-// a hosted API.
+// Package model is a nesagent.Engine that asks a language model for the user's next edit, through
+// the server that runs it: llama.cpp's llama-server, Ollama, vLLM, LM Studio or a hosted API.
 //
-// For each request it shows the model the editable region around the cursor (a few lines above
-// and below, the cursor marked), the recent edits of the document as unified diffs, the lines
-// around the region and short excerpts of the other open documents, and asks it to rewrite the
-// region as the next edit will leave it. The rewrite is diffed against the region (lines, then
-// words, then characters) into the smallest edits, which make one suggestion. docs/model-agent.md
-// describes the prompt and how to run it.
+// Each open next-edit model was trained on one prompt and answer format, and is asked in it: Zed's
+// Zeta 1, Zeta 2 and Zeta 2.1, Sweep's next-edit models and Continue's Instinct (one file per
+// format, format_*.go, each after its public reference); any other model gets an instruction
+// prompt in chat (format_chat.go). The raw formats are raw completions (/v1/completions, or
+// Ollama's /api/generate with raw set); chat and Instinct are chat completions. The answer is read
+// by its format's grammar, passed through a quality gate (engine.go), and diffed against the
+// region (lines, then words, then characters) into the smallest edits, which make one suggestion.
+// docs/model-agent.md describes the formats and how to run each model.
 package model
 
 import (
@@ -29,8 +30,9 @@ import (
 // means none: no lines above the cursor's, no context lines, no history, no excerpts.
 type Config struct {
 	// URL is the server: its base (http://127.0.0.1:8080), its OpenAI-style base ending in /v1
-	// (https://api.example.com/v1), or the full endpoint ending in /chat/completions, used as
-	// given. The engine posts to {base}/v1/chat/completions.
+	// (https://api.example.com/v1), or the full endpoint ending in /chat/completions (or
+	// /completions), used as given. Chat formats post to {base}/v1/chat/completions, raw ones to
+	// {base}/v1/completions or, on Ollama, {base}/api/generate.
 	URL string
 	// Model is the "model" of each request (for llama-server any name; for Ollama the pulled
 	// model, e.g. qwen2.5-coder:7b).
@@ -41,10 +43,13 @@ type Config struct {
 	// Timeout bounds each request to the model, from sending it to reading the whole answer
 	// (default 5s). A cancelled nes/suggest aborts the request sooner.
 	Timeout time.Duration
-	// MaxTokens is the request's max_tokens (default: room for the region rewritten, about half
-	// its size in bytes plus 256, at least 512 and at most 4096).
+	// MaxTokens is the request's max_tokens (default: the format's own; for chat, room for the
+	// region rewritten, about half its size in bytes plus 256, at least 512 and at most 4096).
 	MaxTokens int
 
+	// The fields from LinesAbove to ExcerptBytes shape the chat format's prompt; each next-edit
+	// model's format has its reference's own sizes.
+	//
 	// LinesAbove and LinesBelow are the lines of the editable region above and below the cursor's
 	// line (defaults 4 and 8). MaxRegionBytes bounds the region (default 3000 bytes; negative:
 	// no bound but the lines): lines far from the cursor are dropped to fit, and when the
@@ -81,8 +86,9 @@ type Config struct {
 	// HTTPClient sends the requests (default: a client of its own over http.DefaultTransport,
 	// which honours HTTPS_PROXY and NO_PROXY). Its own Timeout, if any, also applies.
 	HTTPClient *http.Client
-	// Log receives a line per answer at debug level (sizes, time taken, finish reason) and a line
-	// per unusable answer at info level, never document text (default: nothing is logged).
+	// Log receives the format chosen and the server found at info level, and a line per answer
+	// and per dropped answer (with the reason) at debug level; never document text (default:
+	// nothing is logged).
 	Log *slog.Logger
 }
 
@@ -167,6 +173,13 @@ func withDefaults(cfg Config) (*engine, error) {
 	f, why, err := PickFormat(cfg.Format, cfg.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
+	}
+	if f.Name() == "sweep" {
+		if sweepV2(cfg.Model) {
+			why += "; the v2 7B layout, as the name holds 7b"
+		} else {
+			why += "; the 0.5B/1.5B layout, as the name does not hold 7b"
+		}
 	}
 	cfg.Log.Info("model: prompt format "+f.Name(), "format", f.Name(), "why", why)
 	return &engine{cfg: cfg, format: f, formatWhy: why}, nil

@@ -129,7 +129,7 @@ func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) 
 		endpoint = h.generate
 		text, finish, err = h.post(ctx, endpoint, generateRequest{
 			Model: h.cfg.Model, Prompt: p.Raw, Raw: true, Stream: false,
-			Options: generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop},
+			Options: generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop, NumCtx: h.cfg.ContextTokens},
 		}, readGenerate)
 	default:
 		endpoint = h.completions
@@ -179,6 +179,9 @@ type generateOptions struct {
 	NumPredict  int      `json:"num_predict"`
 	Temperature float64  `json:"temperature"`
 	Stop        []string `json:"stop,omitempty"`
+	// NumCtx is the context Ollama loads the model with: --model-context when given (Ollama's
+	// default can be smaller than the prompt, whose start it would then drop without a word).
+	NumCtx int `json:"num_ctx,omitempty"`
 }
 
 // A reader takes the answer's text and finish reason from a response body.
