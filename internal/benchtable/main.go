@@ -38,6 +38,10 @@ var budgets = []budget{
 	{"5. Start-up: initialize with a 1 s agent (ms)", "BenchmarkStartup/agent-1s", "initialize-ms", 50, false},
 	{"6. A 4 MiB answer, the wire tap / one reading", "BenchmarkTapLargeAnswer", "median-ratio", 2.5, false},
 	{"6. A 4 MiB answer, bytes the tap allocates", "BenchmarkTapLargeAnswer", "tap-B/answer", 64 << 10, false},
+	{"7. Model prompt, 10,000 lines: slowest format (µs)", "BenchmarkPromptBuild", "slowest-format-µs", 1000, false},
+	{"8. Model agent: added at the median (µs)", "BenchmarkModelAgentOverhead", "added-p50-µs", 1000, false},
+	{"9. Typing against a 300 ms model: most in flight", "BenchmarkTypingAgainstASlowModel", "max-in-flight", 1, false},
+	{"9. Typing against a 300 ms model: last key to suggestion, over the model (ms)", "BenchmarkTypingAgainstASlowModel", "over-model-ms", 20, false},
 }
 
 // benchLine matches a result line: name, -GOMAXPROCS suffix, iterations, then value/unit pairs.

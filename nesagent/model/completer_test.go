@@ -2,9 +2,12 @@ package model
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.lsp.dev/uri"
 
@@ -107,5 +110,91 @@ func TestPromptShowsDiagnostics(t *testing.T) {
 	want := "- line 4, error: undefined: fo\n- line 11, error: undefined: y\n"
 	if !strings.Contains(u, want) {
 		t.Errorf("the prompt lacks %q:\n%s", want, u)
+	}
+}
+
+// blockingCompleter answers after release is closed, or fails when its request is cancelled; it
+// counts the requests in flight, per document and at most.
+type blockingCompleter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	now     map[string]int
+	most    map[string]int
+	calls   int
+}
+
+func (b *blockingCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) {
+	b.mu.Lock()
+	b.calls++
+	b.now[p.URI]++
+	b.most[p.URI] = max(b.most[p.URI], b.now[p.URI])
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.now[p.URI]--
+		b.mu.Unlock()
+	}()
+	select {
+	case <-b.release:
+		return Answer{Text: "unreadable"}, nil
+	case <-ctx.Done():
+		return Answer{}, ctx.Err()
+	}
+}
+
+// TestOneGenerationPerDocument: a request for a document ends the one in flight for it before it
+// asks the model (at most one generation per document), while other documents' go on.
+func TestOneGenerationPerDocument(t *testing.T) {
+	c := &blockingCompleter{release: make(chan struct{}), now: map[string]int{}, most: map[string]int{}}
+	e, err := WithCompleter(Config{}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(uri string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.Suggest(context.Background(), nesagent.Request{URI: uri, Text: "a := 1\n", Cursor: 3})
+			done <- err
+		}()
+		return done
+	}
+	waitCalls := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			c.mu.Lock()
+			got := c.calls
+			c.mu.Unlock()
+			if got >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d calls, want %d", got, n)
+			}
+		}
+	}
+	first := ask("file:///w/a.go")
+	waitCalls(1)
+	other := ask("file:///w/b.go")
+	waitCalls(2)
+	second := ask("file:///w/a.go")
+	select {
+	case err := <-first:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the superseded request ended with %v, want it cancelled", err)
+		}
+	case <-time.After(5 * time.Second):
+		close(c.release)
+		t.Fatal("the superseded request is still in flight")
+	}
+	waitCalls(3)
+	close(c.release)
+	if err := <-second; err != nil {
+		t.Error(err)
+	}
+	if err := <-other; err != nil {
+		t.Errorf("another document's request: %v", err)
+	}
+	if c.most["file:///w/a.go"] != 1 || c.most["file:///w/b.go"] != 1 {
+		t.Errorf("in flight at most %v, want 1 per document", c.most)
 	}
 }

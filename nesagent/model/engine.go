@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
@@ -16,13 +17,25 @@ import (
 // model's server failing: unreachable, too slow, an error status, a malformed body.
 func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, error) {
 	in := prepare(req)
+	in.words = &e.words
+	open := map[string]bool{}
+	for _, d := range req.Open {
+		open[d.URI] = true
+	}
+	e.words.keep(open)
 	c, err := e.format.Build(in, limits{cfg: &e.cfg, contextTokens: e.cfg.ContextTokens, maxTokens: e.cfg.MaxTokens})
 	if err != nil {
 		e.cfg.Log.Debug("model: nothing asked: "+err.Error(), "uri", req.URI, "format", e.format.Name())
 		return nil, nil
 	}
 	c.URI = req.URI
-	answer, err := e.c.Complete(ctx, c.Prompt)
+	gctx, end := e.gens.start(ctx, req.URI)
+	defer end()
+	if err := gctx.Err(); err != nil {
+		return nil, err // superseded while the one before it was ending
+	}
+	answer, err := e.c.Complete(gctx, c.Prompt)
+	end()
 	if err != nil {
 		return nil, err
 	}
@@ -167,4 +180,48 @@ func keptLines(region, answer string) (kept, total int) {
 		}
 	}
 	return kept, total
+}
+
+// generations are the requests to the model in flight, one per document at most: a local model
+// shares the user's CPU or GPU, and a generation for a text the user has typed past only delays
+// the one that counts.
+type generations struct {
+	mu    sync.Mutex
+	byURI map[string]*generation
+}
+
+type generation struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// start registers a generation for uri, after cancelling the one in flight for it and waiting
+// until that one has ended (its request aborted, its connection closed). end, which may be called
+// more than once, unregisters it.
+func (g *generations) start(ctx context.Context, uri string) (_ context.Context, end func()) {
+	cctx, cancel := context.WithCancel(ctx)
+	me := &generation{cancel: cancel, done: make(chan struct{})}
+	g.mu.Lock()
+	if g.byURI == nil {
+		g.byURI = map[string]*generation{}
+	}
+	prev := g.byURI[uri]
+	g.byURI[uri] = me
+	g.mu.Unlock()
+	if prev != nil {
+		prev.cancel()
+		<-prev.done
+	}
+	var once sync.Once
+	return cctx, func() {
+		once.Do(func() {
+			cancel()
+			g.mu.Lock()
+			if g.byURI[uri] == me {
+				delete(g.byURI, uri)
+			}
+			g.mu.Unlock()
+			close(me.done)
+		})
+	}
 }

@@ -95,12 +95,9 @@ func buildChat(cfg *Config, in *input) (p prompt, ok bool) {
 	req := in.req
 	text := in.text
 	cur := in.cursor
-	lines := splitLines(text)
-	if len(text) == 0 || text[len(text)-1] == '\n' {
-		lines = append(lines, lineSpan{len(text), len(text), len(text)}) // the empty last line
-	}
-	cl := sort.Search(len(lines), func(i int) bool { return lines[i].next > cur })
-	cl = min(cl, len(lines)-1)
+	// The lines the region and the context around it can reach (line numbers below are relative
+	// to first).
+	lines, first, cl := linesAround(text, cur, cfg.LinesAbove+cfg.ContextLines, cfg.LinesBelow+cfg.ContextLines)
 	a, b := max(cl-cfg.LinesAbove, 0), min(cl+cfg.LinesBelow, len(lines)-1)
 	for lines[b].next-lines[a].start > cfg.MaxRegionBytes && (a < cl || b > cl) {
 		if a < cl && (cl-a >= b-cl || b == cl) {
@@ -139,7 +136,7 @@ func buildChat(cfg *Config, in *input) (p prompt, ok bool) {
 		u.WriteString("Other open files (excerpts):\n\n")
 		u.WriteString(ex)
 	}
-	if d := diagnostics(req, a, b); d != "" {
+	if d := diagnostics(req, first+a, first+b); d != "" {
 		fmt.Fprintf(&u, "Problems the editor shows in %s:\n%s\n", name, d)
 	}
 	if h := history(cfg, req, name); h != "" {
@@ -172,7 +169,7 @@ func buildChat(cfg *Config, in *input) (p prompt, ok bool) {
 	if cb > b {
 		shownEnd = cb + 1
 	}
-	fmt.Fprintf(&u, "The file %s%s, lines %d-%d, with the editable region (lines %d-%d) marked:\n\n<|current_file|>\n", name, lang, ca+1, shownEnd, a+1, last+1)
+	fmt.Fprintf(&u, "The file %s%s, lines %d-%d, with the editable region (lines %d-%d) marked:\n\n<|current_file|>\n", name, lang, first+ca+1, first+shownEnd, first+a+1, first+last+1)
 	for i := ca; i < a; i++ {
 		u.WriteString(clip(text[lines[i].start:lines[i].end]) + "\n")
 	}
@@ -301,13 +298,8 @@ func excerpts(cfg *Config, in *input, region string) string {
 			continue
 		}
 		docs++
-		lines := splitLines(d.Text)
-		best, score := 0, 0
-		for i, l := range lines[:min(len(lines), maxScanLines)] {
-			if s := scoreLine(d.Text[l.start:l.end], names); s > score {
-				best, score = i, s
-			}
-		}
+		ix := in.words.of(d.URI, d.Text)
+		lines, best := ix.spans, ix.best(names)
 		lo := max(best-cfg.ExcerptLines/4, 0)
 		hi := min(lo+cfg.ExcerptLines, len(lines))
 		size := func() int {
@@ -339,19 +331,6 @@ func excerpts(cfg *Config, in *input, region string) string {
 
 // maxScanLines bounds the lines of another document searched for the region's names.
 const maxScanLines = 20000
-
-// scoreLine is the total length of the distinct names of a line found in names.
-func scoreLine(line string, names map[string]bool) int {
-	var found []string
-	score := 0
-	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return !isWordRune(r) }) {
-		if names[w] && !slices.Contains(found, w) {
-			found = append(found, w)
-			score += len(w)
-		}
-	}
-	return score
-}
 
 // identifiers are the names in s: runs of letters, digits and underscores of at least three
 // characters, not all digits.

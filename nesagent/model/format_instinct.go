@@ -62,16 +62,19 @@ const instinctUserPrefix = "Reference the user excerpt, user edits, and the snip
 var instinctMarkers = []string{instinctCursor, instinctEditableStart, instinctEditableEnd, instinctContextFile, instinctSnippet, "### User Excerpt:", "### Response:"}
 
 func (instinctFormat) Build(in *input, lim limits) (*call, error) {
-	lines := strings.Split(in.text, "\n")
-	starts := lineStarts(in.text)
-	row := offsetRow(starts, in.cursor)
-	windowStart, windowEnd := max(0, row-instinctWindow), min(len(lines)-1, row+instinctWindow)
+	// The window's lines (strings.Split's, the last one empty after a final line break); row
+	// numbers are relative to the window's first.
+	spans, _, row := linesAround(in.text, in.cursor, instinctWindow, instinctWindow)
+	lines := make([]string, len(spans))
+	for i, l := range spans {
+		lines[i] = in.text[l.start:l.end]
+	}
+	windowStart, windowEnd := 0, len(lines)-1
 	editStart, editEnd := max(row-instinctTopMargin, 0), min(row+instinctBelowMargin, len(lines)-1)
-	editStart, editEnd = max(windowStart, editStart), min(windowEnd, editEnd)
-	if t, ok := holdsToken(in.text[starts[windowStart]:rowEnd(in.text, starts, windowEnd)], instinctMarkers[:5]); ok {
+	if t, ok := holdsToken(in.text[spans[windowStart].start:spans[windowEnd].end], instinctMarkers[:5]); ok {
 		return nil, fmt.Errorf("the text holds Instinct's marker %q", t)
 	}
-	excerpt := instinctExcerpt(lines, windowStart, windowEnd, editStart, editEnd, row, in.cursor-starts[row])
+	excerpt := instinctExcerpt(lines, windowStart, windowEnd, editStart, editEnd, row, in.cursor-spans[row].start)
 	user := instinctUserPrefix + "\n\n### Context:\n" + instinctContext(in) +
 		"\n\n### User Edits:\n\n" + instinctEdits(in.events) +
 		"\n\n### User Excerpt:\n" + in.path + "\n\n" + excerpt + "```\n### Response:"
@@ -82,7 +85,7 @@ func (instinctFormat) Build(in *input, lim limits) (*call, error) {
 	if lim.contextTokens > 0 && (len(instinctSystemPrompt)+len(user))/3+maxTokens > lim.contextTokens {
 		return nil, fmt.Errorf("the prompt (about %d tokens) and the answer do not fit in the model's context of %d tokens", (len(instinctSystemPrompt)+len(user))/3, lim.contextTokens)
 	}
-	start, end := starts[editStart], rowEnd(in.text, starts, editEnd)
+	start, end := spans[editStart].start, spans[editEnd].end
 	region := in.text[start:end]
 	return &call{
 		Prompt: Prompt{System: instinctSystemPrompt, User: user, MaxTokens: maxTokens},

@@ -50,10 +50,8 @@ func (f sweepFormat) Build(in *input, lim limits) (*call, error) {
 // sweepWindow is the window of lines around the cursor that the model rewrites: [start, end) in
 // input.text, without the last line's line break (Zed's fixed_line_window_around_cursor).
 func sweepWindow(in *input, above, below int) (start, end int) {
-	starts := lineStarts(in.text)
-	row := offsetRow(starts, in.cursor)
-	first, last := max(row-above, 0), min(row+below, len(starts)-1)
-	return starts[first], rowEnd(in.text, starts, last)
+	spans, _, row := linesAround(in.text, in.cursor, above, below)
+	return spans[0].start, spans[min(row+below, len(spans)-1)].end
 }
 
 // sweepOriginal is the window as it read before the document's most recent edit (Zed's
@@ -186,27 +184,22 @@ func limitLines(lines []string, max int) string {
 }
 
 func (sweepFormat) buildV2(in *input, lim limits) (*call, error) {
-	lines := strings.SplitAfter(in.text, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1] // splitlines(True) has no empty last line
+	// The lines (splitlines(True)) the prompt can reach around the cursor's; line numbers are
+	// relative to first.
+	spans, first, cursorLine := linesAround(in.text, in.cursor, sweepV2ContextLines, sweepV2ContextLines)
+	if n := len(spans); n > 1 && spans[n-1].start == len(in.text) {
+		// splitlines(True) has no empty last line; a cursor after the final line break is on
+		// the line before it.
+		spans = spans[:n-1]
+		cursorLine = min(cursorLine, n-2)
 	}
-	if len(lines) == 0 {
-		lines = []string{""}
-	}
-	cursorLine, pos := len(lines)-1, 0
-	for i, l := range lines {
-		if pos+len(l) > in.cursor {
-			cursorLine = i
-			break
-		}
-		pos += len(l)
+	lines := make([]string, len(spans))
+	for i, l := range spans {
+		lines[i] = in.text[l.start:l.next]
 	}
 	blockStart := max(0, cursorLine-sweepLinesAround)
 	blockEnd := min(len(lines), cursorLine+sweepLinesAround+1)
-	startIndex := 0
-	for _, l := range lines[:blockStart] {
-		startIndex += len(l)
-	}
+	startIndex := spans[blockStart].start
 	codeBlock := strings.Join(lines[blockStart:blockEnd], "")
 	rel := min(max(in.cursor-startIndex, 0), len(codeBlock))
 	for _, s := range []string{in.path, codeBlock} {
@@ -220,7 +213,7 @@ func (sweepFormat) buildV2(in *input, lim limits) (*call, error) {
 		prefill = codeBlock[:i+1]
 	}
 	prev := sweepOriginal(in, startIndex, startIndex+len(codeBlock))
-	header := fmt.Sprintf(":%d:%d", blockStart+1, blockEnd)
+	header := fmt.Sprintf(":%d:%d", first+blockStart+1, first+blockEnd)
 	maxTokens := lim.maxTokens
 	if maxTokens == 0 {
 		maxTokens = sweepV2MaxTokens

@@ -25,6 +25,9 @@ type input struct {
 	crs    []int      // the offsets in text before which a "\r" was removed, ascending
 	crlf   bool       // the document's line breaks are mostly "\r\n"
 	diags  []nesagent.Diagnostic
+	// words keeps the open documents' word indexes between requests (the engine's); nil: made
+	// for each request.
+	words *wordIndexes
 }
 
 // event is one edit of a document as a unified diff hunk, the way the formats write history.
@@ -43,7 +46,7 @@ type event struct {
 
 // openFile is another open document.
 type openFile struct {
-	path, lang, text string
+	uri, path, lang, text string
 }
 
 // prepare reads a request for the formats.
@@ -62,7 +65,7 @@ func prepare(req nesagent.Request) *input {
 	for _, d := range req.Open {
 		p := relName(d.URI, req.Root)
 		text, _ := lfView(d.Text)
-		in.others = append(in.others, openFile{path: p, lang: d.LanguageID, text: text})
+		in.others = append(in.others, openFile{uri: d.URI, path: p, lang: d.LanguageID, text: text})
 		in.events = append(in.events, historyEvents(d.Recent, d.Text, p)...)
 	}
 	sort.SliceStable(in.events, func(i, j int) bool { return in.events[i].seq < in.events[j].seq })

@@ -186,6 +186,9 @@ func withDefaults(cfg Config) (*engine, error) {
 }
 
 type engine struct {
+	// words are the word indexes of the open documents, kept while their text stays the same.
+	words     wordIndexes
+	gens      generations
 	cfg       Config
 	c         Completer
 	format    Format

@@ -39,13 +39,29 @@ type zetaRegion struct {
 // ranges: 75% of the editable budget symmetrically from the cursor, then line-wise, up first; the
 // context line-wise around it).
 func zetaRegions(in *input, editableTokens, contextTokens int) zetaRegion {
-	text := in.text
+	return zetaRegionsWithin(in, editableTokens, contextTokens, zetaReach)
+}
+
+func zetaRegionsWithin(in *input, editableTokens, contextTokens, zetaReach int) zetaRegion {
+	// The excerpt holds at most zetaExcerptTokens of lines that each count at least one token
+	// and at most a third of their bytes: under 3 × (8192 + 8192) bytes on either side of the
+	// cursor. Only the whole lines within zetaReach of it are read.
+	lo, hi := 0, len(in.text)
+	if in.cursor > zetaReach {
+		lo = strings.LastIndexByte(in.text[:in.cursor-zetaReach], '\n') + 1
+	}
+	if in.cursor+zetaReach < len(in.text) {
+		if i := strings.IndexByte(in.text[in.cursor+zetaReach:], '\n'); i >= 0 {
+			hi = in.cursor + zetaReach + i
+		}
+	}
+	text := in.text[lo:hi]
 	starts := lineStarts(text)
-	cursorRow := offsetRow(starts, in.cursor)
+	cursorRow := offsetRow(starts, in.cursor-lo)
 	maxRow := len(starts) - 1
 	sr, er, _ := expandSymmetric(text, starts, cursorRow, maxRow, zetaExcerptTokens)
-	r := zetaRegion{excerptStart: starts[sr], excerptEnd: rowEnd(text, starts, er), excerptStartRow: sr}
-	excerpt := text[r.excerptStart:r.excerptEnd]
+	r := zetaRegion{excerptStart: lo + starts[sr], excerptEnd: lo + rowEnd(text, starts, er), excerptStartRow: strings.Count(in.text[:lo], "\n") + sr}
+	excerpt := in.text[r.excerptStart:r.excerptEnd]
 	es, ee, cs, ce := editableAndContext(excerpt, in.cursor-r.excerptStart, editableTokens, contextTokens)
 	r.editStart, r.editEnd = r.excerptStart+es, r.excerptStart+ee
 	r.contextStart, r.contextEnd = r.excerptStart+cs, r.excerptStart+ce
@@ -53,15 +69,48 @@ func zetaRegions(in *input, editableTokens, contextTokens int) zetaRegion {
 	return r
 }
 
+// zetaReach bounds the text read on either side of the cursor for the excerpt: more than the
+// excerpt's budget can take (6 bytes a token at most, counting a line's break).
+const zetaReach = 6*zetaExcerptTokens + 1024
+
 // lineStarts is compute_line_starts: the offset of each line's start.
 func lineStarts(text string) []int {
-	starts := []int{0}
-	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' {
-			starts = append(starts, i+1)
+	starts := make([]int, 1, strings.Count(text, "\n")+1)
+	for at := 0; ; {
+		i := strings.IndexByte(text[at:], '\n')
+		if i < 0 {
+			return starts
 		}
+		at += i + 1
+		starts = append(starts, at)
 	}
-	return starts
+}
+
+// linesAround are the lines from above lines before the one holding at to below lines after it
+// (fewer at the text's ends; a text that ends with "\n", or is empty, has an empty last line), the
+// number of the first of them in the text, and the index among them of at's line: what a format
+// needs of a long document, found without reading all of it.
+func linesAround(text string, at, above, below int) (spans []lineSpan, first, cur int) {
+	start := strings.LastIndexByte(text[:at], '\n') + 1
+	for ; cur < above && start > 0; cur++ {
+		start = strings.LastIndexByte(text[:start-1], '\n') + 1
+	}
+	first = strings.Count(text[:start], "\n")
+	spans = make([]lineSpan, 0, cur+below+1)
+	for pos := start; len(spans) <= cur+below; {
+		j := strings.IndexByte(text[pos:], '\n')
+		if j < 0 {
+			spans = append(spans, lineSpan{pos, len(text), len(text)})
+			break
+		}
+		end := pos + j
+		if end > pos && text[end-1] == '\r' {
+			end--
+		}
+		spans = append(spans, lineSpan{pos, end, pos + j + 1})
+		pos += j + 1
+	}
+	return spans, first, cur
 }
 
 // offsetRow is offset_to_row.
@@ -256,13 +305,8 @@ func zetaRelatedFiles(in *input, region string, maxFiles, lines int) []relatedFi
 		if strings.TrimSpace(d.text) == "" {
 			continue
 		}
-		ls := splitLines(d.text)
-		best, score := 0, 0
-		for j, l := range ls[:min(len(ls), maxScanLines)] {
-			if s := scoreLine(d.text[l.start:l.end], names); s > score {
-				best, score = j, s
-			}
-		}
+		ix := in.words.of(d.uri, d.text)
+		ls, best := ix.spans, ix.best(names)
 		lo := max(best-lines/4, 0)
 		hi := min(lo+lines, len(ls))
 		text := d.text[ls[lo].start:ls[hi-1].next]
