@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,15 +48,8 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version), openai (llama-server, vLLM, LM Studio, hosted APIs) or ollama; raw formats go to Ollama's /api/generate with raw set")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
 	verbose := fs.Bool("verbose", false, "also log each request to stderr: sizes, timings, and why an answer was dropped (never document text)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, agentUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintln(stderr, "run acp-lsp-bridge agent --help for the flags")
-		return 2
+	if code, done := parseFlags(fs, args, agentUsage, "run acp-lsp-bridge agent --help for the flags", stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "acp-lsp-bridge agent: unexpected argument %q\n", fs.Arg(0))

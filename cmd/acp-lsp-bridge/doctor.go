@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -88,15 +87,8 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 	})
 	noDefaults := fs.Bool("no-default-excludes", false, "as the bridge's --no-default-excludes: the default exclusion globs keep nothing back")
 	fs.Usage = func() {} // the flag package calls it on every error; --help is answered below
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, doctorUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return opts, 0, true
-		}
-		fmt.Fprintln(stderr, "usage: acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] -- AGENT [ARGS...] (see --help)")
-		return opts, 2, true
+	if code, done := parseFlags(fs, args, doctorUsage, "usage: acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] -- AGENT [ARGS...] (see --help)", stdout, stderr); done {
+		return opts, code, true
 	}
 	if !dash {
 		// Without "--", the first argument that is not a flag starts the agent command.

@@ -38,6 +38,7 @@ Usage:
   acp-lsp-bridge agent [--model-url URL ...]  (the bridge's own NES agent, on stdin/stdout)
   acp-lsp-bridge demo                         (a scripted session; no setup, no network)
   acp-lsp-bridge doctor [--json] -- AGENT...  (can this agent do NES with the bridge? see doctor --help)
+  acp-lsp-bridge eval --model-url URL --model NAME [DIR]  (how well a model predicts the next edit; see eval --help)
 
 Your editor starts acp-lsp-bridge as a language server on stdin/stdout. The bridge starts the
 agent command after "--" as a child process (never through a shell) and speaks ACP with it on
@@ -120,6 +121,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runAgent(ctx, args[1:], stdin, stdout, stderr)
 		case "doctor":
 			return runDoctor(ctx, args[1:], stdout, stderr)
+		case "eval":
+			return runEval(ctx, args[1:], stdout, stderr)
 		}
 	}
 	cfg, code, done := parseArgs(args, stderr, stdout)
@@ -206,15 +209,8 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
 	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return cfg, 0, true
-		}
-		fmt.Fprintln(stderr, "run acp-lsp-bridge --help for the flags")
-		return cfg, 2, true
+	if code, done := parseFlags(fs, args, usage, "run acp-lsp-bridge --help for the flags", stdout, stderr); done {
+		return cfg, code, true
 	}
 	if *showVersion {
 		fmt.Fprintf(stdout, "acp-lsp-bridge %s\n", version)
@@ -266,4 +262,22 @@ func newLogger(cfg config, stderr io.Writer) (zerolog.Logger, func(), error) {
 	}
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), closeFn, nil
+}
+
+// parseFlags parses a command's args with fs. --help prints usage and the flags to stdout (code
+// 0); a bad flag, which fs has already reported on stderr, adds hint there (code 2). done says the
+// command ends here.
+func parseFlags(fs *flag.FlagSet, args []string, usage, hint string, stdout, stderr io.Writer) (code int, done bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0, true
+	}
+	fmt.Fprintln(stderr, hint)
+	return 2, true
 }

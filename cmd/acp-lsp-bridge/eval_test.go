@@ -1,0 +1,598 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/eval"
+)
+
+func TestEvalArgs(t *testing.T) {
+	t.Setenv("EVAL_ARGS_KEY", "k")
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		done   bool
+		agent  string
+		dir    string
+		stdout string
+		stderr string
+	}{
+		{args: []string{"--model-url", "http://h:1", "--model", "m"},
+			agent: "agent --model-url http://h:1 --model m --model-format auto --model-server auto --model-context 0 --timeout 30s"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "zeta1", "--model-server", "openai", "--model-context", "4096", "--api-key-env", "EVAL_ARGS_KEY", "--timeout", "9s", "--verbose", "--json", "scen"},
+			agent: "agent --model-url http://h:1 --model m --model-format zeta1 --model-server openai --model-context 4096 --timeout 9s --api-key-env EVAL_ARGS_KEY --verbose", dir: "scen"},
+		{args: []string{"--help"}, done: true, stdout: "acp-lsp-bridge eval --model-url URL --model NAME"},
+		{args: []string{"--model", "m"}, code: 2, done: true, stderr: "--model-url and --model are required"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "a", "b"}, code: 2, done: true, stderr: `unexpected argument "b"`},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "gpt"}, code: 2, done: true, stderr: `--model-format "gpt"`},
+		{args: []string{"--model-url", "ftp://h", "--model", "m"}, code: 2, done: true, stderr: `server URL "ftp://h"`},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--api-key-env", "EVAL_ARGS_UNSET"}, code: 2, done: true, stderr: "EVAL_ARGS_UNSET: the variable is empty or unset"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--timeout", "0s"}, code: 2, done: true, stderr: "--timeout 0s"},
+		{args: []string{"--bogus"}, code: 2, done: true, stderr: "flag provided but not defined"},
+	} {
+		var stdout, stderr bytes.Buffer
+		opts, code, done := parseEvalArgs(tc.args, &stdout, &stderr)
+		if code != tc.code || done != tc.done {
+			t.Errorf("%q: code %d done %v, want %d %v (stderr %q)", tc.args, code, done, tc.code, tc.done, stderr.String())
+			continue
+		}
+		if !done && (strings.Join(opts.agentArgs(), " ") != tc.agent || opts.dir != tc.dir) {
+			t.Errorf("%q: agent %q dir %q, want %q %q", tc.args, strings.Join(opts.agentArgs(), " "), opts.dir, tc.agent, tc.dir)
+		}
+		if !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
+			t.Errorf("%q: stdout %q stderr %q", tc.args, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// The help explains the scenario format, the metrics, and gives an example command.
+func TestEvalHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Run(t.Context(), []string{"eval", "--help"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("code %d", code)
+	}
+	for _, want := range []string{
+		"--model-url http://127.0.0.1:8080 --model",
+		"-- before --", "-- edit --", "-- expect --", "-- open: lib/util.go --", "expect: none", "‸",
+		"finish-line, same-change, new-parameter, rename, fix or nothing",
+		"exact matches", "chrF", "changed lines", "shown where expected", "quiet where none", "p50 and p90",
+		"-model-context", "-api-key-env", "-json",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("eval --help does not say %q", want)
+		}
+	}
+	stdout.Reset()
+	Run(t.Context(), []string{"--help"}, nil, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "acp-lsp-bridge eval --model-url URL --model NAME") {
+		t.Errorf("the bridge's usage does not name eval")
+	}
+}
+
+// buildBridge builds the command into dir.
+func buildBridge(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	// Under Wine there is no go: the binaries are built beforehand (tools/windows-tests.sh).
+	if dir := os.Getenv("ACP_LSP_BRIDGE_E2E_BIN"); dir != "" {
+		return filepath.Join(dir, "acp-lsp-bridge"+exe)
+	}
+	bin := filepath.Join(t.TempDir(), "acp-lsp-bridge"+exe)
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runBin runs the binary in an empty directory and returns its exit code, stdout and stderr.
+func runBin(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir() // the built-in scenarios run from any directory
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+// Markers of the region in the chat and Zeta 1 prompts, and of the cursor in it.
+const (
+	regionStart = "<|editable_region_start|>"
+	regionEnd   = "<|editable_region_end|>"
+	cursorMark  = "<|user_cursor_is_here|>"
+)
+
+// behaviour is how the fake model answers a scenario.
+type behaviour int
+
+const (
+	answerRight     behaviour = iota // the region as the expected text has it
+	answerWrong                      // the region with a line that does not belong
+	answerUnchanged                  // the region as it is
+)
+
+// fakeModel answers prompts whose editable region comes from one of the scenarios.
+type fakeModel struct {
+	t         *testing.T
+	scenarios []*eval.Scenario
+	behave    func(*eval.Scenario) behaviour
+
+	mu       sync.Mutex
+	paths    []string // of each request
+	models   []string
+	auth     []string
+	prompts  map[string]string // the last prompt of each scenario
+	wrongGot map[string]string // the document after the wrong answer of each scenario
+}
+
+func newFakeModel(t *testing.T, scenarios []*eval.Scenario, behave func(*eval.Scenario) behaviour) *fakeModel {
+	return &fakeModel{t: t, scenarios: scenarios, behave: behave, prompts: map[string]string{}, wrongGot: map[string]string{}}
+}
+
+// answer reads the editable region from the prompt, finds the scenario it belongs to, and
+// writes the region as the behaviour wants it.
+func (f *fakeModel) answer(prompt string) string {
+	i := strings.Index(prompt, regionStart+"\n")
+	if i < 0 {
+		f.t.Errorf("a prompt without an editable region:\n%s", prompt)
+		return ""
+	}
+	body := prompt[i+len(regionStart)+1:]
+	j := strings.Index(body, regionEnd)
+	if j < 0 {
+		f.t.Errorf("a prompt without the region's end:\n%s", prompt)
+		return ""
+	}
+	region := strings.ReplaceAll(body[:j], cursorMark, "")
+	// The format may have ended the region with a line break the document does not have there.
+	var sc *eval.Scenario
+	at, trimmed := -1, false
+	for _, cand := range []string{region, strings.TrimSuffix(region, "\n")} {
+		for _, s := range f.scenarios {
+			if k := strings.Index(s.Last(), cand); k >= 0 {
+				if sc != nil && sc != s {
+					f.t.Errorf("the region %q is in %s and %s", cand, sc.Name, s.Name)
+				}
+				sc, at, trimmed = s, k, cand != region
+			}
+		}
+		if sc != nil {
+			region = cand
+			break
+		}
+	}
+	if sc == nil {
+		f.t.Errorf("the region %q is in no scenario", region)
+		return ""
+	}
+	last, exp := sc.Last(), sc.Expected
+	f.mu.Lock()
+	f.prompts[sc.Name] = prompt
+	f.mu.Unlock()
+	f.mu.Lock()
+	b := f.behave(sc)
+	f.mu.Unlock()
+	var newRegion string
+	switch b {
+	case answerRight:
+		// Where the expected text differs from the last version must lie inside the region.
+		pre := 0
+		for pre < len(last) && pre < len(exp) && last[pre] == exp[pre] {
+			pre++
+		}
+		suf := 0
+		for suf < len(last)-pre && suf < len(exp)-pre && last[len(last)-1-suf] == exp[len(exp)-1-suf] {
+			suf++
+		}
+		end := at + len(region)
+		if at > pre || end < len(last)-suf {
+			f.t.Errorf("%s: the expected change [%d, %d) lies outside the region the agent gave the model [%d, %d)", sc.Name, pre, len(last)-suf, at, end)
+			newRegion = region
+			break
+		}
+		newRegion = exp[at : len(exp)-(len(last)-end)]
+	case answerWrong:
+		newRegion = "WRONG = 1\n" + region
+		f.mu.Lock()
+		f.wrongGot[sc.Name] = last[:at] + newRegion + last[at+len(region):]
+		f.mu.Unlock()
+	case answerUnchanged:
+		newRegion = region
+	}
+	if trimmed {
+		newRegion += "\n"
+	}
+	return regionStart + "\n" + newRegion + regionEnd
+}
+
+func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string `json:"model"`
+		Prompt   string `json:"prompt"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.paths = append(f.paths, r.URL.Path)
+	f.models = append(f.models, req.Model)
+	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	f.mu.Unlock()
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		if len(req.Messages) == 0 {
+			http.Error(w, "no messages", http.StatusBadRequest)
+			return
+		}
+		answer := f.answer(req.Messages[len(req.Messages)-1].Content)
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{
+			"message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": "stop"}}})
+	case "/v1/completions":
+		answer := f.answer(req.Prompt)
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"text": answer, "finish_reason": "stop"}}})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// evalJSON is the part of eval --json the tests read.
+type evalJSON struct {
+	Model string `json:"model"`
+	Agent struct {
+		Name   string `json:"name"`
+		Format string `json:"format"`
+	} `json:"agent"`
+	Scenarios int     `json:"scenarios"`
+	Stopped   *string `json:"stopped"`
+	Results   []struct {
+		Name      string   `json:"name"`
+		Kind      string   `json:"kind"`
+		Error     *string  `json:"error"`
+		Shown     bool     `json:"shown"`
+		Exact     bool     `json:"exact"`
+		ChrF      *float64 `json:"chrF"`
+		LatencyMs *float64 `json:"latencyMs"`
+	} `json:"results"`
+	Total struct {
+		Scenarios     int      `json:"scenarios"`
+		Evaluated     int      `json:"evaluated"`
+		Failed        int      `json:"failed"`
+		Exact         int      `json:"exact"`
+		ExpectChange  int      `json:"expectChange"`
+		Shown         int      `json:"shownWhereExpected"`
+		ExpectNothing int      `json:"expectNothing"`
+		Quiet         int      `json:"quietWhereNone"`
+		ChrF          *float64 `json:"chrF"`
+		P50           *float64 `json:"latencyP50Ms"`
+		P90           *float64 `json:"latencyP90Ms"`
+	} `json:"total"`
+}
+
+// TestEvalBinary runs the built-in scenarios through the real binary and its real model agent
+// against a fake OpenAI-compatible server that answers a third of them right, a third wrong, and
+// leaves the rest unchanged; the totals printed are those that follow.
+func TestEvalBinary(t *testing.T) {
+	bin := buildBridge(t)
+	scenarios, err := eval.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	behaviours := map[string]behaviour{}
+	for i, s := range scenarios {
+		behaviours[s.Name] = behaviour(i % 3)
+	}
+	fake := newFakeModel(t, scenarios, func(s *eval.Scenario) behaviour { return behaviours[s.Name] })
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+
+	// What the answers must give.
+	var exact, expectChange, shown, expectNothing, quiet int
+	for _, s := range scenarios {
+		b := behaviours[s.Name]
+		if b == answerRight || (b == answerUnchanged && !s.WantChange) {
+			exact++
+		}
+		if s.WantChange {
+			expectChange++
+			if b != answerUnchanged {
+				shown++
+			}
+		} else {
+			expectNothing++
+			if b != answerWrong {
+				quiet++
+			}
+		}
+	}
+	n := len(scenarios)
+
+	code, stdout, stderr := runBin(t, bin, nil, "eval", "--model-url", srv.URL, "--model", "fake-coder")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	for _, want := range []string{
+		fmt.Sprintf("acp-lsp-bridge eval: %d scenarios, model \"fake-coder\" at %s, prompt format chat", n, srv.URL),
+		fmt.Sprintf("scenarios              %d run of %d: %d evaluated, 0 failed", n, n, n),
+		fmt.Sprintf("exact matches          %d/%d (", exact, n),
+		fmt.Sprintf("shown where expected   %d/%d (", shown, expectChange),
+		fmt.Sprintf("quiet where none       %d/%d (", quiet, expectNothing),
+		"nes/suggest latency    p50 ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout has no %q", want)
+		}
+	}
+	// Progress: a line per scenario, with its result.
+	for i, s := range scenarios {
+		var want string
+		switch b := behaviours[s.Name]; {
+		case b == answerRight && s.WantChange:
+			want = "exact ("
+		case b == answerWrong && s.WantChange:
+			want = "shown, not exact, chrF "
+		case b == answerUnchanged && s.WantChange:
+			want = "quiet, an edit was expected ("
+		case b == answerWrong:
+			want = "shown, nothing was expected ("
+		default:
+			want = "quiet, as expected ("
+		}
+		if line := fmt.Sprintf("eval: %d/%d %s … %s", i+1, n, s.Name, want); !strings.Contains(stderr, line) {
+			t.Errorf("stderr has no %q:\n%s", line, stderr)
+		}
+	}
+
+	// The agent's prompts: the recorded edits reached it as its edit history, the diagnostics
+	// and the other open files as context.
+	fake.mu.Lock()
+	for _, s := range scenarios {
+		p, ok := fake.prompts[s.Name]
+		if !ok {
+			t.Errorf("%s: the model was not asked", s.Name)
+			continue
+		}
+		if !strings.Contains(p, "<|edit_history|>") {
+			t.Errorf("%s: the prompt shows no edit history:\n%s", s.Name, p)
+		}
+		for _, d := range s.Diagnostics {
+			if !strings.Contains(p, d.Message) {
+				t.Errorf("%s: the prompt does not show the problem %q", s.Name, d.Message)
+			}
+		}
+		for _, o := range s.Open {
+			if !strings.Contains(p, "<|excerpt|> "+o.Path) {
+				t.Errorf("%s: the prompt has no excerpt of %s", s.Name, o.Path)
+			}
+		}
+	}
+	for i, m := range fake.models {
+		if m != "fake-coder" || fake.paths[i] != "/v1/chat/completions" {
+			t.Errorf("request %d: model %q path %q", i, m, fake.paths[i])
+		}
+	}
+	wrongGot := fake.wrongGot
+	fake.mu.Unlock()
+
+	// The same run as JSON: the same totals, and chrF as the texts give it.
+	code, stdout, _ = runBin(t, bin, nil, "eval", "--json", "--model-url", srv.URL, "--model", "fake-coder")
+	if code != 0 {
+		t.Fatalf("--json: exit %d", code)
+	}
+	var j evalJSON
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	tot := j.Total
+	if j.Model != "fake-coder" || j.Agent.Name != "acp-lsp-bridge-model" || j.Agent.Format != "chat" || j.Scenarios != n || j.Stopped != nil ||
+		tot.Scenarios != n || tot.Evaluated != n || tot.Failed != 0 || tot.Exact != exact || tot.ExpectChange != expectChange ||
+		tot.Shown != shown || tot.ExpectNothing != expectNothing || tot.Quiet != quiet || tot.P50 == nil || tot.P90 == nil || *tot.P90 < *tot.P50 {
+		t.Errorf("--json totals %+v (agent %+v)", tot, j.Agent)
+	}
+	sum, count := 0.0, 0
+	for i, r := range j.Results {
+		s := scenarios[i]
+		if r.Name != s.Name || r.Kind != s.Kind || r.Error != nil || r.LatencyMs == nil {
+			t.Errorf("result %d: %+v", i, r)
+			continue
+		}
+		if (r.ChrF != nil) != s.WantChange {
+			t.Errorf("%s: chrF %v for a scenario that expects a change: %v", s.Name, r.ChrF, s.WantChange)
+			continue
+		}
+		if !s.WantChange {
+			continue
+		}
+		got := s.Last()
+		switch behaviours[s.Name] {
+		case answerRight:
+			got = s.Expected
+		case answerWrong:
+			got = wrongGot[s.Name]
+		}
+		want, have := eval.ChangedLines(s.Last(), s.Expected, got)
+		score := eval.ChrF(have, want)
+		if math.Abs(*r.ChrF-score) > 0.051 {
+			t.Errorf("%s: chrF %v, want %.1f", s.Name, *r.ChrF, score)
+		}
+		sum += score
+		count++
+	}
+	if tot.ChrF == nil || math.Abs(*tot.ChrF-sum/float64(count)) > 0.051 {
+		t.Errorf("total chrF %v, want %.1f", tot.ChrF, sum/float64(count))
+	}
+
+	// A model that answers every scenario right scores every metric in full: each expected edit
+	// lies in the region the agent gives the model (the fake says so when one does not).
+	fake.mu.Lock()
+	for name := range behaviours {
+		behaviours[name] = answerRight
+	}
+	fake.mu.Unlock()
+	code, stdout, stderr = runBin(t, bin, nil, "eval", "--json", "--model-url", srv.URL, "--model", "fake-coder")
+	j = evalJSON{}
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil || code != 0 {
+		t.Fatalf("all right: exit %d, %v\n%s", code, err, stderr)
+	}
+	if tot := j.Total; tot.Exact != n || tot.Shown != expectChange || tot.Quiet != expectNothing || tot.ChrF == nil || *tot.ChrF != 100 {
+		t.Errorf("all right: totals %+v", tot)
+	}
+}
+
+// A raw format: the flags reach the agent, which asks /v1/completions in Zeta 1's format with
+// the API key; with a context too small for any prompt, it asks nothing at all.
+func TestEvalBinaryRawFormat(t *testing.T) {
+	bin := buildBridge(t)
+	dir := t.TempDir()
+	var scenarios []*eval.Scenario
+	for _, name := range []string{"go-finish-line-mean", "py-nothing-clamp"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "internal", "eval", "testdata", "scenarios", name+eval.Ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+eval.Ext), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := eval.Parse(name+eval.Ext, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scenarios = append(scenarios, s)
+	}
+	fake := newFakeModel(t, scenarios, func(*eval.Scenario) behaviour { return answerRight })
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	env := []string{"EVAL_TEST_KEY=sekret"}
+	args := []string{"eval", "--json", "--model-url", srv.URL, "--model", "fake-coder", "--model-format", "zeta1", "--model-server", "openai", "--api-key-env", "EVAL_TEST_KEY"}
+
+	code, stdout, stderr := runBin(t, bin, env, append(args, dir)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var j evalJSON
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Agent.Format != "zeta1" || j.Total.Scenarios != 2 || j.Total.Exact != 2 || j.Total.Shown != 1 || j.Total.Quiet != 1 {
+		t.Errorf("agent %+v totals %+v", j.Agent, j.Total)
+	}
+	fake.mu.Lock()
+	if len(fake.paths) != 2 {
+		t.Errorf("%d requests, want 2", len(fake.paths))
+	}
+	for i, p := range fake.paths {
+		if p != "/v1/completions" || fake.models[i] != "fake-coder" || fake.auth[i] != "Bearer sekret" {
+			t.Errorf("request %d: %s model %q auth %q", i, p, fake.models[i], fake.auth[i])
+		}
+	}
+	if p := fake.prompts["go-finish-line-mean"]; !strings.Contains(p, "### User Edits:") || !strings.Contains(p, "User edited stats/mean.go:") {
+		t.Errorf("the Zeta 1 prompt has no edit history:\n%s", p)
+	}
+	fake.paths = nil
+	fake.mu.Unlock()
+
+	code, stdout, stderr = runBin(t, bin, env, append(args, "--model-context", "64", dir)...)
+	if code != 0 {
+		t.Fatalf("--model-context 64: exit %d\n%s", code, stderr)
+	}
+	j = evalJSON{}
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Total.Evaluated != 2 || j.Total.Exact != 1 || j.Total.Shown != 0 || j.Total.Quiet != 1 {
+		t.Errorf("--model-context 64: totals %+v", j.Total)
+	}
+	fake.mu.Lock()
+	if len(fake.paths) != 0 {
+		t.Errorf("--model-context 64: the model was asked %d times; no prompt fits", len(fake.paths))
+	}
+	fake.mu.Unlock()
+}
+
+// A model server that refuses connections: the first scenario fails with the reason, eval stops
+// there, and the exit status says nothing was evaluated.
+func TestEvalBinaryServerDown(t *testing.T) {
+	bin := buildBridge(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	code, stdout, stderr := runBin(t, bin, nil, "eval", "--model-url", "http://"+addr, "--model", "fake-coder")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	n := 0
+	if ss, err := eval.Embedded(); err == nil {
+		n = len(ss)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("eval: 1/%d ", n),
+		"failed: model: request to http://" + addr + "/v1/chat/completions: dial tcp " + addr,
+		fmt.Sprintf("failed, so the other %d were not run", n-1),
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr has no %q:\n%s", want, stderr)
+		}
+	}
+	if runtime.GOOS != "windows" && !strings.Contains(stderr, "connection refused") {
+		t.Errorf("stderr does not say the connection was refused:\n%s", stderr)
+	}
+	if strings.Contains(stderr, fmt.Sprintf("eval: 2/%d", n)) {
+		t.Errorf("eval went on after the first failure:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "FAILED") || !strings.Contains(stdout, "0 evaluated, 1 failed") || !strings.Contains(stdout, "stopped: ") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
+
+// A scenario directory with a malformed file: exit 2, naming the file and the line.
+func TestEvalBinaryBadScenario(t *testing.T) {
+	bin := buildBridge(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "broken.txtar"), []byte("kind: finish-line\nlanguage go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runBin(t, bin, nil, "eval", "--model-url", "http://127.0.0.1:9", "--model", "m", dir)
+	if code != 2 || !strings.Contains(stderr, `broken.txtar:2: want "key: value" in the header, got "language go"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runBin(t, bin, nil, "eval", "--model-url", "http://127.0.0.1:9", "--model", "m", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "no scenario files (*.txtar)") {
+		t.Errorf("empty directory: exit %d, stderr %q", code, stderr)
+	}
+}

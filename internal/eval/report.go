@@ -1,0 +1,346 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is a run's results and their totals.
+type Report struct {
+	// Model and URL name what was evaluated (set by the caller); Agent is what the agent said of
+	// itself.
+	Model, URL string
+	Agent      *AgentInfo
+	// Scenarios is how many were to run; Results are those that ran, in order.
+	Scenarios int
+	Results   []*Result
+	// Stopped says why the run ended before its last scenario; "" when it did not.
+	Stopped string
+	// Total sums every result; ByKind the results of each kind that has any.
+	Total  Totals
+	ByKind map[string]Totals
+}
+
+// Totals are the metrics of a set of results.
+type Totals struct {
+	// Scenarios counts the results; Evaluated those that ran to their score, Failed the others.
+	Scenarios, Evaluated, Failed int
+	// Exact counts the evaluated results whose text is the expected one (for a scenario that
+	// expects nothing, the agent kept quiet or suggested no change).
+	Exact int
+	// ExpectChange counts the evaluated scenarios that expect an edit; Shown those of them where
+	// the agent suggested one.
+	ExpectChange, Shown int
+	// ExpectNothing counts the evaluated scenarios that expect no edit; Quiet those of them where
+	// the agent suggested none.
+	ExpectNothing, Quiet int
+	// ChrF is the mean chrF of the evaluated scenarios that expect a change (ChrFCount of them).
+	ChrF      float64
+	ChrFCount int
+	// P50 and P90 are percentiles of nes/suggest's latency over the LatencyCount answers.
+	P50, P90     time.Duration
+	LatencyCount int
+}
+
+func (r *Report) evaluated() int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Evaluated() {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *Report) summarize() {
+	r.Total = Summarize(r.Results)
+	r.ByKind = map[string]Totals{}
+	for _, k := range Kinds {
+		var of []*Result
+		for _, res := range r.Results {
+			if res.Scenario.Kind == k {
+				of = append(of, res)
+			}
+		}
+		if len(of) > 0 {
+			r.ByKind[k] = Summarize(of)
+		}
+	}
+}
+
+// Summarize computes the totals of results.
+func Summarize(results []*Result) Totals {
+	var t Totals
+	var lat []time.Duration
+	sum := 0.0
+	for _, r := range results {
+		t.Scenarios++
+		if !r.Evaluated() {
+			t.Failed++
+			continue
+		}
+		t.Evaluated++
+		lat = append(lat, r.Latency)
+		if r.Exact {
+			t.Exact++
+		}
+		if r.Scenario.WantChange {
+			t.ExpectChange++
+			if r.Shown {
+				t.Shown++
+			}
+		} else {
+			t.ExpectNothing++
+			if !r.Shown {
+				t.Quiet++
+			}
+		}
+		if r.HasChrF {
+			sum += r.ChrF
+			t.ChrFCount++
+		}
+	}
+	if t.ChrFCount > 0 {
+		t.ChrF = sum / float64(t.ChrFCount)
+	}
+	t.LatencyCount = len(lat)
+	t.P50, t.P90 = Percentile(lat, 50), Percentile(lat, 90)
+	return t
+}
+
+// Summary is a result in a few words, for the progress line and the table.
+func (r *Result) Summary() string {
+	if !r.Evaluated() {
+		return "failed: " + r.Err
+	}
+	ms := fmt.Sprintf("%d ms", r.Latency.Milliseconds())
+	switch s := r.Scenario; {
+	case s.WantChange && r.Exact:
+		return "exact (" + ms + ")"
+	case s.WantChange && r.Shown:
+		return fmt.Sprintf("shown, not exact, chrF %.1f (%s)", r.ChrF, ms)
+	case s.WantChange:
+		return "quiet, an edit was expected (" + ms + ")"
+	case r.Shown && r.Exact:
+		return "shown, but it changes nothing (" + ms + ")"
+	case r.Shown:
+		return "shown, nothing was expected (" + ms + ")"
+	}
+	return "quiet, as expected (" + ms + ")"
+}
+
+// outcome is the table's short word for a result.
+func (r *Result) outcome() string {
+	switch s := r.Scenario; {
+	case !r.Evaluated():
+		return "FAILED"
+	case s.WantChange && r.Exact:
+		return "exact"
+	case s.WantChange && r.Shown:
+		return "wrong edit"
+	case s.WantChange:
+		return "quiet (missed)"
+	case !r.Shown:
+		return "quiet (right)"
+	}
+	return "shown (noise)"
+}
+
+func ratio(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d (%.1f%%)", n, of, 100*float64(n)/float64(of))
+}
+
+func frac(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", n, of)
+}
+
+func chrfText(t Totals) string {
+	if t.ChrFCount == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", t.ChrF)
+}
+
+// Human is the report as a table for a person.
+func (r *Report) Human() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "acp-lsp-bridge eval: %d scenarios, model %q at %s", r.Scenarios, r.Model, r.URL)
+	if r.Agent != nil && r.Agent.Format != "" {
+		fmt.Fprintf(&b, ", prompt format %s", r.Agent.Format)
+	}
+	b.WriteString("\n\n")
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SCENARIO\tKIND\tLANGUAGE\tRESULT\tCHRF\tMS")
+	for _, res := range r.Results {
+		s := res.Scenario
+		chrf, ms := "-", "-"
+		if res.Evaluated() {
+			ms = fmt.Sprint(res.Latency.Milliseconds())
+			if res.HasChrF {
+				chrf = fmt.Sprintf("%.1f", res.ChrF)
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Language, res.outcome(), chrf, ms)
+	}
+	w.Flush()
+	for _, res := range r.Results {
+		if !res.Evaluated() {
+			fmt.Fprintf(&b, "%s failed: %s\n", res.Scenario.Name, res.Err)
+		}
+	}
+
+	b.WriteString("\n")
+	w = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "KIND\tEXACT\tCHRF\tSHOWN WHERE EXPECTED\tQUIET WHERE NONE\tFAILED")
+	row := func(name string, t Totals) {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\n", name, frac(t.Exact, t.Evaluated), chrfText(t), frac(t.Shown, t.ExpectChange), frac(t.Quiet, t.ExpectNothing), t.Failed)
+	}
+	for _, k := range Kinds {
+		if t, ok := r.ByKind[k]; ok {
+			row(k, t)
+		}
+	}
+	row("total", r.Total)
+	w.Flush()
+
+	t := r.Total
+	b.WriteString("\n")
+	w = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "scenarios\t%d run of %d: %d evaluated, %d failed\n", len(r.Results), r.Scenarios, t.Evaluated, t.Failed)
+	fmt.Fprintf(w, "exact matches\t%s\tthe text after the suggestion is the expected text\n", ratio(t.Exact, t.Evaluated))
+	fmt.Fprintf(w, "chrF of changed lines\t%s\tmean over the %d scenarios that expect a change\n", chrfText(t), t.ChrFCount)
+	fmt.Fprintf(w, "shown where expected\t%s\ta suggestion where an edit was expected\n", ratio(t.Shown, t.ExpectChange))
+	fmt.Fprintf(w, "quiet where none\t%s\tno suggestion where none was expected\n", ratio(t.Quiet, t.ExpectNothing))
+	if t.LatencyCount > 0 {
+		fmt.Fprintf(w, "nes/suggest latency\tp50 %d ms, p90 %d ms\tover %d answers\n", t.P50.Milliseconds(), t.P90.Milliseconds(), t.LatencyCount)
+	} else {
+		fmt.Fprintf(w, "nes/suggest latency\t-\n")
+	}
+	w.Flush()
+	if r.Stopped != "" {
+		fmt.Fprintf(&b, "\nstopped: %s\n", r.Stopped)
+	}
+	return b.String()
+}
+
+// The JSON report: eval --json prints one such object.
+type jsonReport struct {
+	Model     string                `json:"model"`
+	URL       string                `json:"url"`
+	Agent     *AgentInfo            `json:"agent"`
+	Scenarios int                   `json:"scenarios"`
+	Stopped   *string               `json:"stopped"`
+	Results   []jsonResult          `json:"results"`
+	Total     jsonTotals            `json:"total"`
+	ByKind    map[string]jsonTotals `json:"byKind"`
+}
+
+type jsonResult struct {
+	Name         string   `json:"name"`
+	File         string   `json:"file"`
+	Kind         string   `json:"kind"`
+	Language     string   `json:"language"`
+	Path         string   `json:"path"`
+	ExpectChange bool     `json:"expectChange"`
+	Error        *string  `json:"error"`
+	Shown        bool     `json:"shown"`
+	Exact        bool     `json:"exact"`
+	ChrF         *float64 `json:"chrF"`
+	LatencyMs    *float64 `json:"latencyMs"`
+	// For a result that is not exact: the changed lines expected and those the agent left.
+	ExpectedLines *string  `json:"expectedLines,omitempty"`
+	GotLines      *string  `json:"gotLines,omitempty"`
+	Dropped       []string `json:"dropped,omitempty"`
+}
+
+type jsonTotals struct {
+	Scenarios     int      `json:"scenarios"`
+	Evaluated     int      `json:"evaluated"`
+	Failed        int      `json:"failed"`
+	Exact         int      `json:"exact"`
+	ExpectChange  int      `json:"expectChange"`
+	Shown         int      `json:"shownWhereExpected"`
+	ExpectNothing int      `json:"expectNothing"`
+	Quiet         int      `json:"quietWhereNone"`
+	ChrF          *float64 `json:"chrF"`
+	ChrFCount     int      `json:"chrFScenarios"`
+	P50           *float64 `json:"latencyP50Ms"`
+	P90           *float64 `json:"latencyP90Ms"`
+}
+
+func round1(f float64) *float64 {
+	v := math.Round(f*10) / 10
+	return &v
+}
+
+func ms(d time.Duration) *float64 {
+	v := math.Round(float64(d.Microseconds())/100) / 10
+	return &v
+}
+
+func toJSONTotals(t Totals) jsonTotals {
+	j := jsonTotals{
+		Scenarios: t.Scenarios, Evaluated: t.Evaluated, Failed: t.Failed, Exact: t.Exact,
+		ExpectChange: t.ExpectChange, Shown: t.Shown, ExpectNothing: t.ExpectNothing, Quiet: t.Quiet,
+		ChrFCount: t.ChrFCount,
+	}
+	if t.ChrFCount > 0 {
+		j.ChrF = round1(t.ChrF)
+	}
+	if t.LatencyCount > 0 {
+		j.P50, j.P90 = ms(t.P50), ms(t.P90)
+	}
+	return j
+}
+
+// JSON is the report as one JSON object, with a final line break.
+func (r *Report) JSON() []byte {
+	j := jsonReport{Model: r.Model, URL: r.URL, Agent: r.Agent, Scenarios: r.Scenarios, Results: []jsonResult{},
+		Total: toJSONTotals(r.Total), ByKind: map[string]jsonTotals{}}
+	if r.Stopped != "" {
+		j.Stopped = &r.Stopped
+	}
+	for k, t := range r.ByKind {
+		j.ByKind[k] = toJSONTotals(t)
+	}
+	for _, res := range r.Results {
+		s := res.Scenario
+		jr := jsonResult{Name: s.Name, File: s.File, Kind: s.Kind, Language: s.Language, Path: s.Path,
+			ExpectChange: s.WantChange, Shown: res.Shown, Exact: res.Exact, Dropped: res.Dropped}
+		if !res.Evaluated() {
+			e := res.Err
+			jr.Error = &e
+		} else {
+			jr.LatencyMs = ms(res.Latency)
+			if res.HasChrF {
+				jr.ChrF = round1(res.ChrF)
+			}
+			if !res.Exact {
+				var want, have string
+				if s.WantChange {
+					want, have = ChangedLines(s.Last(), s.Expected, res.Got)
+				} else {
+					// Nothing was expected: the lines the suggestion changed.
+					have = changed(s.Last(), res.Got)
+				}
+				jr.ExpectedLines, jr.GotLines = &want, &have
+			}
+		}
+		j.Results = append(j.Results, jr)
+	}
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return []byte(fmt.Sprintf("{\"error\": %q}\n", err.Error()))
+	}
+	return append(b, '\n')
+}

@@ -1,0 +1,126 @@
+package eval
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// results makes a result per outcome: a scenario that expects "B" on its second line, or nothing.
+func testResults() []*Result {
+	change := &Scenario{Name: "edit-me", Kind: KindFinishLine, Language: "go", Path: "a.go",
+		Versions: []string{"a\nb\nc\n", "a\nb\nc\n\n"}, WantChange: true, Expected: "a\nB\nc\n\n"}
+	rename := &Scenario{Name: "rename-me", Kind: KindRename, Language: "python", Path: "b.py",
+		Versions: []string{"x\ny\n", "x\ny\n\n"}, WantChange: true, Expected: "x\nz\n\n"}
+	quiet := &Scenario{Name: "leave-me", Kind: KindNothing, Language: "rust", Path: "c.rs",
+		Versions: []string{"q\n", "q\nr\n"}, Expected: "q\nr\n"}
+	mk := func(s *Scenario, ms int, shown bool, got string) *Result {
+		r := &Result{Scenario: s, Shown: shown, Latency: time.Duration(ms) * time.Millisecond}
+		r.Score(got)
+		return r
+	}
+	return []*Result{
+		mk(change, 100, true, "a\nB\nc\n\n"),  // exact
+		mk(rename, 300, true, "x\nw\n\n"),     // wrong edit: chrF("w", "z") = 0
+		mk(rename, 200, false, "x\ny\n\n"),    // quiet where an edit was expected
+		mk(quiet, 400, false, "q\nr\n"),       // quiet, as expected: exact
+		mk(quiet, 500, true, "q\nr\n// no\n"), // noise
+		{Scenario: change, Err: "model: request to http://127.0.0.1:9/v1/chat/completions: connection refused"},
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	tot := Summarize(testResults())
+	want := Totals{Scenarios: 6, Evaluated: 5, Failed: 1, Exact: 2, ExpectChange: 3, Shown: 2, ExpectNothing: 2, Quiet: 1,
+		ChrF: 100.0 / 3, ChrFCount: 3, P50: 300 * time.Millisecond, P90: 500 * time.Millisecond, LatencyCount: 5}
+	if tot != want {
+		t.Errorf("totals\n%+v, want\n%+v", tot, want)
+	}
+}
+
+func TestReportHuman(t *testing.T) {
+	rep := &Report{Model: "fake-coder", URL: "http://127.0.0.1:8080", Agent: &AgentInfo{Format: "chat"}, Scenarios: 7, Results: testResults(),
+		Stopped: "interrupted"}
+	rep.summarize()
+	out := rep.Human()
+	for _, want := range []string{
+		`acp-lsp-bridge eval: 7 scenarios, model "fake-coder" at http://127.0.0.1:8080, prompt format chat`,
+		"edit-me    finish-line  go        exact           100.0  100",
+		"rename-me  rename       python    wrong edit      0.0    300",
+		"rename-me  rename       python    quiet (missed)  0.0    200",
+		"leave-me   nothing      rust      quiet (right)   -      400",
+		"leave-me   nothing      rust      shown (noise)   -      500",
+		"edit-me    finish-line  go        FAILED          -      -",
+		"edit-me failed: model: request to http://127.0.0.1:9/v1/chat/completions: connection refused",
+		"finish-line  1/1    100.0  1/1                   -                 1",
+		"rename       0/2    0.0    1/2                   -                 0",
+		"nothing      1/2    -      -                     1/2               0",
+		"total        2/5    33.3   2/3                   1/2               1",
+		"scenarios              6 run of 7: 5 evaluated, 1 failed",
+		"exact matches          2/5 (40.0%)",
+		"chrF of changed lines  33.3",
+		"shown where expected   2/3 (66.7%)",
+		"quiet where none       1/2 (50.0%)",
+		"nes/suggest latency    p50 300 ms, p90 500 ms",
+		"stopped: interrupted",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report has no line with %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestReportJSON(t *testing.T) {
+	rep := &Report{Model: "fake-coder", URL: "http://h", Scenarios: 6, Results: testResults()}
+	rep.summarize()
+	var j struct {
+		Model   string  `json:"model"`
+		Stopped *string `json:"stopped"`
+		Results []struct {
+			Name          string   `json:"name"`
+			Kind          string   `json:"kind"`
+			Error         *string  `json:"error"`
+			Exact         bool     `json:"exact"`
+			Shown         bool     `json:"shown"`
+			ChrF          *float64 `json:"chrF"`
+			LatencyMs     *float64 `json:"latencyMs"`
+			ExpectedLines *string  `json:"expectedLines"`
+			GotLines      *string  `json:"gotLines"`
+		} `json:"results"`
+		Total  map[string]any            `json:"total"`
+		ByKind map[string]map[string]any `json:"byKind"`
+	}
+	if err := json.Unmarshal(rep.JSON(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Model != "fake-coder" || j.Stopped != nil || len(j.Results) != 6 {
+		t.Fatalf("%+v", j)
+	}
+	r := j.Results
+	if !r[0].Exact || *r[0].ChrF != 100 || *r[0].LatencyMs != 100 || r[0].ExpectedLines != nil {
+		t.Errorf("exact result %+v", r[0])
+	}
+	if r[1].Exact || *r[1].ChrF != 0 || *r[1].ExpectedLines != "z\n" || *r[1].GotLines != "w\n" {
+		t.Errorf("wrong result %+v", r[1])
+	}
+	if r[3].ChrF != nil || !r[3].Exact {
+		t.Errorf("quiet result %+v", r[3])
+	}
+	if *r[4].GotLines != "// no\n" || *r[4].ExpectedLines != "" {
+		t.Errorf("noise %+v", r[4])
+	}
+	if r[5].Error == nil || r[5].LatencyMs != nil || r[5].ChrF != nil {
+		t.Errorf("failed result %+v", r[5])
+	}
+	for k, want := range map[string]any{"scenarios": 6.0, "evaluated": 5.0, "failed": 1.0, "exact": 2.0, "expectChange": 3.0,
+		"shownWhereExpected": 2.0, "expectNothing": 2.0, "quietWhereNone": 1.0, "chrF": 33.3, "chrFScenarios": 3.0,
+		"latencyP50Ms": 300.0, "latencyP90Ms": 500.0} {
+		if j.Total[k] != want {
+			t.Errorf("total.%s = %v, want %v", k, j.Total[k], want)
+		}
+	}
+	if j.ByKind[KindNothing]["chrF"] != nil || j.ByKind[KindRename]["exact"] != 0.0 || len(j.ByKind) != 3 {
+		t.Errorf("byKind %v", j.ByKind)
+	}
+}

@@ -1,0 +1,388 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/rs/zerolog"
+	"go.lsp.dev/uri"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
+)
+
+// Config configures a run.
+type Config struct {
+	// Agent is the agent evaluated, normally this executable's "agent --model-url … --model …".
+	// A fresh process runs each scenario, so that no scenario sees another's documents or edits;
+	// its Dir is set to the run's workspace folder.
+	Agent acpside.Command
+	// Version is the bridge's version, sent in clientInfo.
+	Version string
+	// StartTimeout bounds the agent's answers to initialize and nes/start (default 30s).
+	StartTimeout time.Duration
+	// SuggestTimeout bounds each nes/suggest (default 60s); the agent's own --timeout bounds its
+	// request to the model, and should be shorter.
+	SuggestTimeout time.Duration
+	// Progress receives a line per scenario while the run goes on ("eval: 3/24 NAME … RESULT");
+	// nil: none.
+	Progress io.Writer
+	// AgentStderr, when set, receives what the agent writes to stderr, a line at a time.
+	AgentStderr io.Writer
+	// Log is acpside's log of the agent connection (zerolog.Nop() for none).
+	Log zerolog.Logger
+}
+
+// Result is the outcome of one scenario.
+type Result struct {
+	Scenario *Scenario
+	// Err says why the scenario could not be evaluated; "" when it was.
+	Err string
+	// Shown tells that the agent answered with an edit of the document (the first is applied).
+	Shown bool
+	// Got is the document after the suggestion was applied: the last version when none was shown.
+	Got string
+	// Exact tells that Got is the expected text.
+	Exact bool
+	// ChrF scores the changed lines (ChangedLines) of Got against those of the expected text;
+	// HasChrF is false for a scenario that expects no change.
+	ChrF    float64
+	HasChrF bool
+	// Latency is how long nes/suggest took.
+	Latency time.Duration
+	// Dropped says what of the answer was left aside: suggestions of other kinds or for other
+	// documents, edit suggestions after the first, edits that could not be applied.
+	Dropped []string
+}
+
+// Evaluated tells that the scenario ran to its score.
+func (r *Result) Evaluated() bool { return r.Err == "" }
+
+// Score fills in what follows from the text after the suggestion: Got, Exact, and chrF for a
+// scenario that expects a change.
+func (r *Result) Score(got string) {
+	s := r.Scenario
+	r.Got = got
+	r.Exact = got == s.Expected
+	r.HasChrF = s.WantChange
+	if s.WantChange {
+		want, have := ChangedLines(s.Last(), s.Expected, got)
+		r.ChrF = ChrF(have, want)
+	}
+}
+
+// AgentInfo is what the agent said of itself in its initialize answer.
+type AgentInfo struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Model     string `json:"model,omitempty"`
+	Format    string `json:"format,omitempty"`
+	FormatWhy string `json:"formatWhy,omitempty"`
+}
+
+// ErrStopped reports a run that stopped before its last scenario: the first scenario could not
+// be evaluated (the model's server is down, the agent cannot start), or the run was interrupted.
+var ErrStopped = errors.New("eval stopped")
+
+// Run runs the scenarios in order through the agent and reports. When the first scenario fails
+// (nothing could be evaluated yet) the run stops there, as it does when ctx ends: the report
+// holds what was done, and the error wraps ErrStopped with the reason. A later scenario that fails
+// is reported as failed and the run goes on.
+func Run(ctx context.Context, cfg Config, scenarios []*Scenario) (*Report, error) {
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 30 * time.Second
+	}
+	if cfg.SuggestTimeout <= 0 {
+		cfg.SuggestTimeout = 60 * time.Second
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	rep := &Report{Scenarios: len(scenarios)}
+	// The workspace folder the agent is started in and told of; the scenarios' documents exist in
+	// it only as open documents (the agent gets their text in document/didOpen).
+	root, err := os.MkdirTemp("", "acp-lsp-bridge-eval-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(root)
+	r := &runner{cfg: cfg, root: root}
+	for i, s := range scenarios {
+		if ctx.Err() != nil {
+			rep.Stopped = "interrupted"
+			break
+		}
+		// The line is finished when the scenario is, unless the agent's stderr comes in between.
+		if cfg.AgentStderr != nil {
+			fmt.Fprintf(progress, "eval: %d/%d %s …\n", i+1, len(scenarios), s.Name)
+		} else {
+			fmt.Fprintf(progress, "eval: %d/%d %s … ", i+1, len(scenarios), s.Name)
+		}
+		res, info := r.one(ctx, s)
+		if rep.Agent == nil && info != nil {
+			rep.Agent = info
+		}
+		rep.Results = append(rep.Results, res)
+		if cfg.AgentStderr != nil {
+			fmt.Fprintf(progress, "eval: %d/%d %s: ", i+1, len(scenarios), s.Name)
+		}
+		fmt.Fprintln(progress, res.Summary())
+		if !res.Evaluated() && ctx.Err() != nil {
+			rep.Stopped = "interrupted"
+			break
+		}
+		if !res.Evaluated() && rep.evaluated() == 0 {
+			if i < len(scenarios)-1 {
+				rep.Stopped = fmt.Sprintf("the first scenario, %s, failed, so the other %d were not run: %s", s.Name, len(scenarios)-1-i, res.Err)
+			} else {
+				rep.Stopped = fmt.Sprintf("the scenario %s failed: %s", s.Name, res.Err)
+			}
+			break
+		}
+	}
+	rep.summarize()
+	if rep.Stopped != "" {
+		return rep, fmt.Errorf("%w: %s", ErrStopped, rep.Stopped)
+	}
+	return rep, nil
+}
+
+type runner struct {
+	cfg  Config
+	root string
+}
+
+// stderrTail keeps the agent's last stderr lines, to say why it failed.
+type stderrTail struct {
+	mu    sync.Mutex
+	lines []string
+	out   io.Writer
+}
+
+func (t *stderrTail) event(e acpside.Event) {
+	if e.Kind != acpside.EventStderr {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.out != nil {
+		fmt.Fprintf(t.out, "agent: %s\n", e.Line)
+	}
+	if strings.TrimSpace(e.Line) == "" {
+		return
+	}
+	t.lines = append(t.lines, e.Line)
+	if len(t.lines) > 3 {
+		t.lines = t.lines[1:]
+	}
+}
+
+func (t *stderrTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, " | ")
+}
+
+// one runs one scenario with an agent of its own: initialize, nes/start, the other files opened,
+// the document opened as it was before the recorded edits, a document/didChange per edit, and
+// nes/suggest at the cursor.
+func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
+	res := &Result{Scenario: s}
+	cmd := r.cfg.Agent
+	cmd.Dir = r.root
+	opts := acpside.ClientOptions(r.cfg.Log, r.cfg.Version)
+	// The documents exist only in the editor (here): nothing to read or write on disk, and no
+	// editor state to ask for beyond the open documents the agent is sent.
+	opts.FS, opts.EditorState = false, false
+	tail := &stderrTail{out: r.cfg.AgentStderr}
+	opts.Events = tail.event
+	agent, err := acpside.Start(cmd, opts)
+	if err != nil {
+		res.Err = "cannot start the agent: " + err.Error()
+		return res, nil
+	}
+	defer agent.Close(context.WithoutCancel(ctx))
+	var info *AgentInfo
+	failed := func(step string, err error) (*Result, *AgentInfo) {
+		res.Err = agentFailure(step, err, agent, tail)
+		return res, info
+	}
+
+	ictx, cancel := context.WithTimeout(ctx, r.cfg.StartTimeout)
+	defer cancel()
+	resp, err := agent.Initialize(ictx)
+	if err != nil {
+		return failed("initialize", err)
+	}
+	info = describe(resp)
+	ev := agent.Events()
+	if !ev.DidOpen || !ev.DidChange {
+		res.Err = "the agent does not take document/didOpen and document/didChange (nes.events.document): the recorded edits cannot be replayed to it"
+		return res, info
+	}
+	wsURI := string(uri.File(r.root))
+	if err := agent.StartNES(ictx, acp.UnstableStartNesRequest{
+		WorkspaceUri:     &wsURI,
+		WorkspaceFolders: []acp.UnstableWorkspaceFolder{{Uri: wsURI, Name: filepath.Base(r.root)}},
+	}); err != nil {
+		return failed("nes/start", err)
+	}
+	enc := agent.Encoding()
+	docURI := r.uri(s.Path)
+	for _, o := range s.Open {
+		if err := agent.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: r.uri(o.Path), LanguageId: o.Language, Version: 1, Text: o.Text}); err != nil {
+			return failed("document/didOpen", err)
+		}
+	}
+	if err := agent.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: docURI, LanguageId: s.Language, Version: 1, Text: s.Versions[0]}); err != nil {
+		return failed("document/didOpen", err)
+	}
+	for i := 1; i < len(s.Versions); i++ {
+		change, err := ChangeToACP(s.Versions[i-1], s.Versions[i], enc, ev.FullSync)
+		if err != nil {
+			res.Err = fmt.Sprintf("edit %d: %v", i, err)
+			return res, info
+		}
+		if err := agent.DidChange(ctx, acp.UnstableDidChangeDocumentNotification{
+			Uri: docURI, Version: i + 1, ContentChanges: []acp.UnstableTextDocumentContentChangeEvent{change},
+		}); err != nil {
+			return failed("document/didChange", err)
+		}
+	}
+
+	last := s.Last()
+	m := encoding.NewMapper(last)
+	pos, err := m.OffsetPosition(s.CursorOffset, enc)
+	if err != nil {
+		res.Err = "the cursor: " + err.Error()
+		return res, info
+	}
+	req := acp.UnstableSuggestNesRequest{
+		Uri: docURI, Version: len(s.Versions),
+		Position:    acp.UnstablePosition{Line: pos.Line, Character: pos.Character},
+		TriggerKind: acp.UnstableNesTriggerKindAutomatic, // as while typing
+	}
+	if agent.Context().Diagnostics && len(s.Diagnostics) > 0 {
+		req.Context = &acp.UnstableNesSuggestContext{Diagnostics: diagnostics(m, docURI, s.Diagnostics, enc)}
+	}
+	sctx, scancel := context.WithTimeout(ctx, r.cfg.SuggestTimeout)
+	defer scancel()
+	t0 := time.Now()
+	sugs, err := agent.Suggest(sctx, req)
+	res.Latency = time.Since(t0)
+	switch {
+	case errors.Is(err, acpside.ErrCancelled) && ctx.Err() != nil:
+		res.Err = "interrupted"
+		return res, info
+	case errors.Is(err, acpside.ErrCancelled):
+		res.Err = fmt.Sprintf("no answer to nes/suggest within %v", r.cfg.SuggestTimeout)
+		return res, info
+	case err != nil:
+		return failed("nes/suggest", err)
+	}
+
+	got := last
+	for _, sg := range sugs {
+		switch {
+		case sg.Edit == nil:
+			why := sg.Problem
+			if why == "" {
+				why = "not an edit"
+			}
+			res.Dropped = append(res.Dropped, fmt.Sprintf("a %s suggestion (%s)", orUnknown(sg.Kind), why))
+		case sg.Edit.Uri != docURI:
+			res.Dropped = append(res.Dropped, "an edit of another document, "+sg.Edit.Uri)
+		case res.Shown:
+			res.Dropped = append(res.Dropped, "an edit suggestion after the first")
+		default:
+			after, err := ApplyEdits(last, sg.Edit.Edits, enc)
+			if err != nil {
+				res.Dropped = append(res.Dropped, err.Error())
+				continue
+			}
+			got, res.Shown = after, true
+		}
+	}
+	res.Score(got)
+	return res, info
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "malformed"
+	}
+	return s
+}
+
+// uri is the file: URI of a scenario path in the workspace folder.
+func (r *runner) uri(p string) string {
+	return string(uri.File(filepath.Join(r.root, filepath.FromSlash(p))))
+}
+
+// diagnostics are a scenario's problems, each over its whole line, in the agent's encoding.
+func diagnostics(m *encoding.Mapper, docURI string, ds []Diagnostic, enc encoding.Kind) []acp.UnstableNesDiagnostic {
+	var out []acp.UnstableNesDiagnostic
+	for _, d := range ds {
+		r, err := m.OffsetsRange(m.LineStart(d.Line), m.LineContentEnd(d.Line), enc)
+		if err != nil {
+			continue
+		}
+		out = append(out, acp.UnstableNesDiagnostic{
+			Uri: docURI, Message: d.Message, Severity: acp.UnstableNesDiagnosticSeverity(d.Severity),
+			Range: acp.UnstableRange{
+				Start: acp.UnstablePosition{Line: r.Start.Line, Character: r.Start.Character},
+				End:   acp.UnstablePosition{Line: r.End.Line, Character: r.End.Character},
+			},
+		})
+	}
+	return out
+}
+
+// describe reads what the agent said of itself, and the prompt format the model agent chose.
+func describe(resp *acp.InitializeResponse) *AgentInfo {
+	info := &AgentInfo{}
+	if resp == nil || resp.AgentInfo == nil {
+		return info
+	}
+	info.Name, info.Version = resp.AgentInfo.Name, resp.AgentInfo.Version
+	if m, ok := resp.AgentInfo.Meta[model.MetaKey].(map[string]any); ok {
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		info.Model, info.Format, info.FormatWhy = str("model"), str("format"), str("why")
+	}
+	return info
+}
+
+// agentFailure says why a step failed: the agent's own message for an error it answered (for
+// the model agent, the model server's failure: unreachable, an error status, too slow), or how
+// the agent ended.
+func agentFailure(step string, err error, agent *acpside.Agent, tail *stderrTail) string {
+	var re *acp.RequestError
+	if errors.As(err, &re) {
+		if d, ok := re.Data.(map[string]any); ok {
+			if msg, ok := d["error"].(string); ok && msg != "" && !strings.HasPrefix(msg, "peer disconnected") {
+				return msg
+			}
+		}
+	}
+	if status, _, ok := agent.Exited(500 * time.Millisecond); ok {
+		msg := fmt.Sprintf("the agent exited (%s) before answering %s", status, step)
+		if t := tail.String(); t != "" {
+			msg += ": " + t
+		}
+		return msg
+	}
+	if re != nil && re.Message != "" {
+		return fmt.Sprintf("%s: %d %s", step, re.Code, re.Message)
+	}
+	return err.Error()
+}
