@@ -180,7 +180,8 @@ func TestRealLlamaServerCancelAndTimeout(t *testing.T) {
 func llamaSession(t *testing.T, l *llamaServer, model, timeout, text string) (*bridgeProc, string) {
 	t.Helper()
 	bridge, _ := binaries(t)
-	b := startBridge(t, "--", bridge, "agent", "--model-url", l.URL, "--model", model, "--timeout", timeout, "--verbose")
+	// The tiny model is slow under a loaded CI machine: the editor waits as long as the agent.
+	b := startBridge(t, "--suggest-timeout", "90s", "--", bridge, "agent", "--model-url", l.URL, "--model", model, "--timeout", timeout, "--verbose")
 	root := t.TempDir()
 	b.Initialize(fileURI(root), "utf-16")
 	b.waitMessage("acp-lsp-bridge-model is ready")

@@ -30,6 +30,8 @@ func Serve(version string, cfg model.Config, log *slog.Logger) func(acpside.Ask,
 	return func(ask acpside.Ask, in io.Reader, out io.Writer) {
 		cfg := cfg
 		cfg.Instructions = Instructions + model.DefaultInstructions
+		// The agent's tools name files by their paths: the prompt does too.
+		cfg.AbsolutePaths = true
 		cfg.Log = log
 		engine, err := model.WithCompleter(cfg, completer(ask))
 		if err != nil {

@@ -198,3 +198,23 @@ func TestOneGenerationPerDocument(t *testing.T) {
 		t.Errorf("in flight at most %v, want 1 per document", c.most)
 	}
 }
+
+// TestPathsInThePrompt: a model is told the file's name relative to the workspace folder; a
+// coding agent (AbsolutePaths), whose tools work on files, its absolute path.
+func TestPathsInThePrompt(t *testing.T) {
+	req := nesagent.Request{URI: fileURI("src/a.go"), Root: absPath(""), Text: "package a\n", Cursor: 3}
+	for _, abs := range []bool{false, true} {
+		c := &fixedCompleter{}
+		e, err := WithCompleter(Config{AbsolutePaths: abs}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Suggest(context.Background(), req); err != nil || len(c.got) != 1 {
+			t.Fatalf("%v, %+v", err, c.got)
+		}
+		hasAbs, hasRel := strings.Contains(c.got[0].User, absPath("src/a.go")), strings.Contains(c.got[0].User, "src/a.go")
+		if hasAbs != abs || !abs && !hasRel {
+			t.Errorf("AbsolutePaths %v: the prompt names the file as:\n%s", abs, c.got[0].User)
+		}
+	}
+}

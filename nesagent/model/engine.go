@@ -16,7 +16,11 @@ import (
 // cannot be read or fails the gate shows nothing, with the reason in the debug log. Errors are the
 // model's server failing: unreachable, too slow, an error status, a malformed body.
 func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, error) {
-	in := prepare(req)
+	name := relName
+	if e.cfg.AbsolutePaths {
+		name = absName
+	}
+	in := prepareNamed(req, name)
 	in.words = &e.words
 	open := map[string]bool{}
 	for _, d := range req.Open {

@@ -50,12 +50,16 @@ type openFile struct {
 }
 
 // prepare reads a request for the formats.
-func prepare(req nesagent.Request) *input {
+func prepare(req nesagent.Request) *input { return prepareNamed(req, relName) }
+
+// prepareNamed is prepare with the documents named by name (relName, or absName for a coding
+// agent).
+func prepareNamed(req nesagent.Request, name func(uri, root string) string) *input {
 	in := &input{req: req, lang: req.LanguageID, diags: req.Diagnostics}
 	in.text, in.crs = lfView(req.Text)
 	in.crlf = strings.Count(req.Text, "\r\n")*2 > strings.Count(req.Text, "\n")
 	in.cursor = in.fromOrig(min(max(req.Cursor, 0), len(req.Text)))
-	in.path = relName(req.URI, req.Root)
+	in.path = name(req.URI, req.Root)
 	for _, e := range historyEvents(req.Recent, req.Text, in.path) {
 		e.current = true
 		e.oldAt = in.fromOrig(e.oldAt)
@@ -63,7 +67,7 @@ func prepare(req nesagent.Request) *input {
 		in.events = append(in.events, e)
 	}
 	for _, d := range req.Open {
-		p := relName(d.URI, req.Root)
+		p := name(d.URI, req.Root)
 		text, _ := lfView(d.Text)
 		in.others = append(in.others, openFile{uri: d.URI, path: p, lang: d.LanguageID, text: text})
 		in.events = append(in.events, historyEvents(d.Recent, d.Text, p)...)
@@ -110,6 +114,14 @@ func (in *input) breaks(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// absName is the document's absolute path on this machine (relName's name when it is no file).
+func absName(uri, root string) string {
+	if p, ok := workspace.Host.URIToPath(uri); ok {
+		return p
+	}
+	return relName(uri, root)
 }
 
 // relName is how a document is named to a model: its path relative to the workspace folder, with

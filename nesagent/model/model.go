@@ -80,6 +80,12 @@ type Config struct {
 	// under it, estimated as the format's reference estimates. 0: the format's own bound.
 	ContextTokens int
 
+	// AbsolutePaths names the files in the prompt by their absolute paths instead of their names
+	// relative to the workspace folder: for a coding agent asked through prompts, whose tools
+	// work on the user's files (a model's prompt never holds them: they tell it the user's home,
+	// and no next-edit model was trained on them).
+	AbsolutePaths bool
+
 	// Instructions replaces the system message (default DefaultInstructions). The user message
 	// and the answer's markers stay as they are.
 	Instructions string
