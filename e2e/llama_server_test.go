@@ -39,7 +39,7 @@ func (l *llamaServer) waitLog(t *testing.T, want string, n int, d time.Duration)
 
 // startLlamaServer runs the llama-server that `llama-server.sh env` names in LLAMA_SERVER (a
 // command) with the model in LLAMA_MODEL; .ci/run sets both.
-func startLlamaServer(t *testing.T) *llamaServer {
+func startLlamaServer(t *testing.T, extra ...string) *llamaServer {
 	t.Helper()
 	skipIfShort(t, "a real llama-server")
 	command, model := strings.Fields(os.Getenv("LLAMA_SERVER")), os.Getenv("LLAMA_MODEL")
@@ -55,6 +55,7 @@ func startLlamaServer(t *testing.T) *llamaServer {
 	l := &llamaServer{URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	// Two slots: a cancelled generation's slot is freed while another request may already run.
 	args := append(command[1:], "-m", model, "--host", "127.0.0.1", "--port", fmt.Sprint(port), "-c", "8192", "-np", "2", "-t", "2", "--no-webui")
+	args = append(args, extra...)
 	cmd := exec.Command(command[0], args...)
 	cmd.Stdout, cmd.Stderr = &l.log, &l.log
 	if err := cmd.Start(); err != nil {
@@ -99,7 +100,9 @@ const llamaDoc = "package shop\n\n// Total adds the prices.\nfunc Total(prices [
 // accepts each request and answers it; its model's text is gibberish, which the quality gate drops
 // with its reason in the agent's log, so the editor is shown nothing.
 func TestRealLlamaServer(t *testing.T) {
-	l := startLlamaServer(t)
+	// At most 128 tokens an answer, whatever the request asks: the tiny model writes a few
+	// hundred a second alone, and tens under a loaded test run, and the editor waits 15 s.
+	l := startLlamaServer(t, "-n", "128")
 	for _, tc := range []struct{ model, format, endpoint string }{
 		{"zed-industries/zeta", "zeta1", "/v1/completions"},
 		{"zeta-2-Q8_0.gguf", "zeta2", "/v1/completions"},

@@ -27,12 +27,10 @@ func (s *Server) startAgent(ctx context.Context) { s.launch(ctx, false) }
 // the built-in agent (when there is one and no test connects its own). It is a copy: starting it
 // changes nothing of the configuration.
 func (s *Server) agentCommand() (cmd *acpside.Command, builtin bool) {
-	s.mu.Lock()
 	c := s.cfg.Agent
-	if c == nil && s.init.InitializationOptions != nil {
-		c = s.init.InitializationOptions.Agent
+	if o := s.session().init.InitializationOptions; c == nil && o != nil {
+		c = o.Agent
 	}
-	s.mu.Unlock()
 	if (c == nil || c.Path == "") && s.cfg.DefaultAgent != nil && s.cfg.ConnectAgent == nil {
 		c, builtin = s.cfg.DefaultAgent, true
 	}
@@ -193,9 +191,7 @@ func (s *Server) becomeReady(ctx context.Context, gen uint64, agent *acpside.Age
 		}
 	}
 	// The user is somewhere already: tell an agent that listens for focus where.
-	s.mu.Lock()
-	active := s.active
-	s.mu.Unlock()
+	active := s.reqs.activeDoc()
 	if snap, ok := s.docs.Get(active); ok && agent.Events().DidFocus {
 		s.focus(ctx, snap, -1, s.ed.Visible(active))
 	}

@@ -232,12 +232,10 @@ func shellQuote(s string) string {
 // editor's own place for a language server's environment (editors/ has each config), else
 // initializationOptions.agent.env or the environment the editor starts in.
 func (s *Server) envHint(vars []string) string {
-	s.mu.Lock()
 	client := ""
-	if s.init.ClientInfo != nil {
-		client = s.init.ClientInfo.Name
+	if ci := s.session().init.ClientInfo; ci != nil {
+		client = ci.Name
 	}
-	s.mu.Unlock()
 	return envHint(client, vars)
 }
 

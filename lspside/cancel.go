@@ -24,19 +24,7 @@ func idKey(id jsonrpc2.ID) string {
 
 // track registers a request that is about to run asynchronously and returns its context, which
 // $/cancelRequest cancels, and the function to call when it is done.
-func (s *Server) track(id jsonrpc2.ID) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	key := idKey(id)
-	s.mu.Lock()
-	s.inflight[key] = cancel
-	s.mu.Unlock()
-	return ctx, func() {
-		s.mu.Lock()
-		delete(s.inflight, key)
-		s.mu.Unlock()
-		cancel()
-	}
-}
+func (s *Server) track(id jsonrpc2.ID) (context.Context, func()) { return s.calls.track(idKey(id)) }
 
 // cancelRequest handles $/cancelRequest inline, ahead of anything queued: the cancelled request
 // answers -32800 at once.
@@ -57,12 +45,8 @@ func (s *Server) cancelRequest(raw json.RawMessage) error {
 	} else {
 		return fmt.Errorf("bad params: id %s is neither a string nor an integer", id)
 	}
-	s.mu.Lock()
-	cancel := s.inflight[key]
-	s.mu.Unlock()
-	if cancel != nil {
+	if s.calls.cancel(key) {
 		s.log.Debug().Str("id", key).Msg("request cancelled by the editor")
-		cancel()
 	}
 	return nil
 }

@@ -20,10 +20,8 @@ type Held struct {
 // Held returns what s keeps now.
 func (s *Server) Held() Held {
 	h := Held{Open: len(s.docs.All()), Recent: len(s.ed.Recent(0))}
-	s.mu.Lock()
-	h.Cursors, h.Inflight, h.ActiveIsSet = len(s.cursors), len(s.inflight), s.active != ""
-	h.Suggesting = max(len(s.suggesting), len(s.suggestingSeq))
-	s.mu.Unlock()
+	h.Cursors, h.Suggesting, h.ActiveIsSet = s.reqs.held()
+	h.Inflight = s.calls.count()
 	s.sugs.mu.Lock()
 	h.Live = len(s.sugs.by)
 	s.sugs.mu.Unlock()

@@ -80,14 +80,7 @@ func clampedOffset(m *encoding.Mapper, p encoding.Position, k encoding.Kind) int
 // unknown: the document's last known cursor is used) and the visible lines when known, and sends
 // document/didFocus when the agent asked for it. The caller holds s.fwd.
 func (s *Server) focus(ctx context.Context, snap *document.Snapshot, cursor int, visible *editorstate.LineRange) {
-	s.mu.Lock()
-	s.active = snap.URI
-	if cursor >= 0 {
-		s.cursors[snap.URI] = cursor
-	} else {
-		cursor = min(s.cursors[snap.URI], snap.Mapper.Len())
-	}
-	s.mu.Unlock()
+	cursor = s.reqs.focus(snap.URI, cursor, snap.Mapper.Len())
 	s.ed.Focused(snap.URI, snap.Mapper, cursor, true, visible)
 	agent := s.currentAgent()
 	if agent == nil || !agent.Events().DidFocus || s.isWithheld(snap.URI) {
@@ -118,13 +111,7 @@ func (s *Server) requestAt(ctx context.Context, snap *document.Snapshot, cursor 
 	// Callers took snap in the read loop, where every change is applied too: it is current.
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
-	s.mu.Lock()
-	other := s.active != snap.URI
-	if !other {
-		s.cursors[snap.URI] = cursor
-	}
-	s.mu.Unlock()
-	if other {
+	if s.reqs.at(snap.URI, cursor) {
 		s.focus(ctx, snap, cursor, nil) // records the cursor too
 		return
 	}

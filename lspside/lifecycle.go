@@ -101,19 +101,26 @@ func (p initializeParams) clientCaps() clientCaps {
 	return c
 }
 
-// clientCaps returns what the client can do.
-func (s *Server) clientCaps() clientCaps {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.client
+// session is what initialize negotiated with the editor; it does not change after.
+type session struct {
+	editorEnc encoding.Kind
+	init      initializeParams
+	client    clientCaps
 }
 
-// clientSupports reports a client capability.
-func (s *Server) clientSupports(f func(clientCaps) bool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return f(s.client)
+// session returns what initialize negotiated (zero values before it).
+func (s *Server) session() *session {
+	if p := s.sess.Load(); p != nil {
+		return p
+	}
+	return &session{editorEnc: encoding.UTF16}
 }
+
+// clientCaps returns what the client can do.
+func (s *Server) clientCaps() clientCaps { return s.session().client }
+
+// clientSupports reports a client capability.
+func (s *Server) clientSupports(f func(clientCaps) bool) bool { return f(s.session().client) }
 
 func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p initializeParams
@@ -129,17 +136,13 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	enc := encoding.ClientPreferred(offered)
 	ex := s.excludes(ctx, p.InitializationOptions)
 	ws := newWorkspace(p.RootURI, p.RootPath, p.WorkspaceFolders, ex)
-	s.mu.Lock()
-	s.ws, s.folders = ws, nil
 	for _, f := range ws.start.WorkspaceFolders { // the editor's, or the one its root names
-		s.folders = append(s.folders, workspaceFolder{URI: f.Uri, Name: f.Name})
+		ws.folders = append(ws.folders, workspaceFolder{URI: f.Uri, Name: f.Name})
 	}
-	s.state = stateInitialized
-	s.editorEnc = enc
-	s.init = p
-	s.client = p.clientCaps()
-	client := s.client
-	s.mu.Unlock()
+	client := p.clientCaps()
+	s.ws.Store(ws)
+	s.sess.Store(&session{editorEnc: enc, init: p, client: client})
+	s.life.Store(int32(stateInitialized))
 	name := "unknown client"
 	if p.ClientInfo != nil {
 		name = p.ClientInfo.Name + " " + p.ClientInfo.Version
@@ -192,14 +195,10 @@ func (s *Server) initialized(ctx context.Context) {
 }
 
 func (s *Server) shutdown(ctx context.Context) (any, error) {
-	s.mu.Lock()
-	if s.state == stateShutdown {
-		s.mu.Unlock()
+	if !s.life.CompareAndSwap(int32(stateInitialized), int32(stateShutdown)) {
 		return nil, nil // some clients send shutdown twice
 	}
-	s.state = stateShutdown
-	s.exitCode = 0
-	s.mu.Unlock()
+	s.exitCode.Store(0)
 	s.log.Info().Msg("shutdown")
 	// The agent is closed in the background, so that shutdown is answered at once whatever the
 	// agent does; the bridge waits for it to end before it exits (Serve).

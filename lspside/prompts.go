@@ -49,9 +49,7 @@ func (s *Server) promptsMode() string {
 	if s.cfg.Prompts != "" {
 		return s.cfg.Prompts
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if o := s.init.InitializationOptions; o != nil && ValidPrompts(o.Prompts) {
+	if o := s.session().init.InitializationOptions; o != nil && ValidPrompts(o.Prompts) {
 		return o.Prompts
 	}
 	return PromptsExplicit

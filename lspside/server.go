@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,7 +25,6 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/editorstate"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/wiretrace"
 )
 
@@ -129,27 +129,19 @@ type Server struct {
 	// (which replays the open documents) never interleave.
 	fwd sync.Mutex
 
-	mu        sync.Mutex
-	state     serverState
-	editorEnc encoding.Kind
-	init      initializeParams
-	client    clientCaps
-	// ws is the workspace, computed at initialize and when its folders change (folders).
-	ws      *workspaceInfo
-	folders []workspaceFolder
-	// suggesting cancels the nes/suggest in flight for each document (suggestingSeq tells whose).
-	suggesting    map[string]context.CancelFunc
-	suggestingSeq map[string]uint64
-	// suggestingAt is when each document's nes/suggest in flight was asked for (inFlight).
-	suggestingAt map[string]time.Time
-	suggestSeq   uint64
-	inflight     map[string]context.CancelFunc
-	cursors      map[string]int  // the byte offset of each document's last request
-	withheld     map[string]bool // documents too large to send to the agent
-	active       string          // the document the user is in (focus notifications, requests)
-	exited       chan struct{}
-	exitOnce     sync.Once
-	exitCode     int
+	// life is the connection's serverState: new, initialized, shut down.
+	life atomic.Int32
+	// sess is what initialize negotiated (nil before it), swapped whole: read without a lock.
+	sess atomic.Pointer[session]
+	// ws is the workspace, computed at initialize and when its folders change, swapped whole.
+	ws atomic.Pointer[workspaceInfo]
+	// reqs owns each document's request state (docrequests.go); calls the editor's requests
+	// that $/cancelRequest can cancel.
+	reqs     *docRequests
+	calls    calls
+	exited   chan struct{}
+	exitOnce sync.Once
+	exitCode atomic.Int32
 	// sup owns the agent's life (supervisor.go).
 	sup *supervisor
 	// secret are the open documents kept from the agent (secrets.go).
@@ -187,19 +179,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		cfg.PromptDebounce = DefaultPromptDebounce
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Log,
-		docs:     document.NewStore(),
-		inflight: map[string]context.CancelFunc{},
-		cursors:  map[string]int{},
-		withheld: map[string]bool{},
-
-		suggesting:    map[string]context.CancelFunc{},
-		suggestingSeq: map[string]uint64{},
-		suggestingAt:  map[string]time.Time{},
-		exited:        make(chan struct{}),
-		exitCode:      1,
+		cfg:    cfg,
+		log:    cfg.Log,
+		docs:   document.NewStore(),
+		reqs:   newDocRequests(),
+		exited: make(chan struct{}),
 	}
+	s.exitCode.Store(1)
 	s.sup = newSupervisor(cfg.Log, cfg.RestartLimit, RestartWindow)
 	s.sugs = newTracker(s)
 	s.ed = editorstate.New(editorstate.Limits{})
@@ -228,9 +214,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	}
 	// Nothing starts any more; an agent starting, waiting or ready is closed.
 	s.shutdownAgent()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.exitCode
+	return int(s.exitCode.Load())
 }
 
 type readWriteCloser struct {
@@ -290,9 +274,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		s.notification(jsonrpc2.DetachContext(ctx), method, json.RawMessage(req.Params()))
 		return nil, nil
 	}
-	s.mu.Lock()
-	state := s.state
-	s.mu.Unlock()
+	state := serverState(s.life.Load())
 	switch {
 	case method == "initialize":
 		if state != stateNew {
@@ -328,10 +310,7 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 		s.exit()
 		return
 	}
-	s.mu.Lock()
-	state := s.state
-	s.mu.Unlock()
-	if state != stateInitialized {
+	if serverState(s.life.Load()) != stateInitialized {
 		s.log.Debug().Str("method", method).Msg("notification ignored outside the initialized state")
 		return
 	}
@@ -369,11 +348,7 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 }
 
 // lastCursor is the byte offset of the last request's position in a document, 0 when none.
-func (s *Server) lastCursor(uri string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cursors[uri]
-}
+func (s *Server) lastCursor(uri string) int { return s.reqs.lastCursor(uri) }
 
 // result encodes an LSP result with the protocol package's encoder.
 func result(v any) (any, error) {

@@ -78,7 +78,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	// of keystrokes asks the agent once at its end, not once per key; at a typist's pace each key
 	// asks at once (the superseded request is cancelled, which aborts the agent's work), so the
 	// suggestion after the last key comes in the agent's own time.
-	sctx, burst, done := s.inFlight(wait, uri)
+	sctx, burst, done := s.reqs.beginSuggest(wait, uri, s.cfg.CoalesceDelay)
 	defer done()
 	if burst || debounce > 0 {
 		delay := max(debounce, s.cfg.CoalesceDelay)
@@ -190,34 +190,4 @@ func (s *Server) suggestContext(want acpside.ContextWanted, req suggestRequest, 
 			return p
 		},
 	})
-}
-
-// inFlight registers the nes/suggest about to be sent for uri, cancelling the one still in flight
-// for it (whose editor request then gets an empty result, and whose ids, should the agent answer
-// anyway, end as cancelled); burst says that one was asked for less than CoalesceDelay ago. done
-// unregisters it.
-func (s *Server) inFlight(ctx context.Context, uri string) (_ context.Context, burst bool, _ func()) {
-	cctx, cancel := context.WithCancel(ctx)
-	now := time.Now()
-	s.mu.Lock()
-	if prev, ok := s.suggesting[uri]; ok {
-		prev()
-		burst = now.Sub(s.suggestingAt[uri]) < s.cfg.CoalesceDelay
-	}
-	s.suggestSeq++
-	seq := s.suggestSeq
-	s.suggesting[uri] = cancel
-	s.suggestingSeq[uri] = seq
-	s.suggestingAt[uri] = now
-	s.mu.Unlock()
-	return cctx, burst, func() {
-		s.mu.Lock()
-		if s.suggestingSeq[uri] == seq {
-			delete(s.suggesting, uri)
-			delete(s.suggestingSeq, uri)
-			delete(s.suggestingAt, uri)
-		}
-		s.mu.Unlock()
-		cancel()
-	}
 }

@@ -35,11 +35,7 @@ type textDocumentID struct {
 	Version int    `json:"version"`
 }
 
-func (s *Server) editorEncoding() encoding.Kind {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.editorEnc
-}
+func (s *Server) editorEncoding() encoding.Kind { return s.session().editorEnc }
 
 func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) error {
 	var p struct {
@@ -185,12 +181,7 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	if _, ok := s.docs.Close(uri); !ok {
 		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
 	}
-	s.mu.Lock()
-	delete(s.cursors, uri)
-	if s.active == uri {
-		s.active = ""
-	}
-	s.mu.Unlock()
+	s.reqs.closed(uri)
 	s.ed.Closed(uri)
 	agent := s.currentAgent()
 	s.sugs.documentClosed(ctx, agent, uri)

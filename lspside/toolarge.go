@@ -67,11 +67,7 @@ func jsonStringBytes(s string) int {
 
 // withhold keeps a document from the agent and tells the user once. The caller holds fwd.
 func (s *Server) withhold(ctx context.Context, snap *document.Snapshot) {
-	s.mu.Lock()
-	already := s.withheld[snap.URI]
-	s.withheld[snap.URI] = true
-	s.mu.Unlock()
-	if already {
+	if s.reqs.withhold(snap.URI) {
 		return
 	}
 	s.log.Warn().Str("uri", snap.URI).Int("bytes", snap.Mapper.Len()).Int("limit", s.maxMessageBytes()).Msg("document too large for the agent; not sent")
@@ -81,15 +77,7 @@ func (s *Server) withhold(ctx context.Context, snap *document.Snapshot) {
 }
 
 // isWithheld reports whether a document is kept from the agent.
-func (s *Server) isWithheld(uri string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.withheld[uri]
-}
+func (s *Server) isWithheld(uri string) bool { return s.reqs.isWithheld(uri) }
 
 // release forgets that a document was kept from the agent (closed, or small enough again).
-func (s *Server) release(uri string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.withheld, uri)
-}
+func (s *Server) release(uri string) { s.reqs.release(uri) }

@@ -33,8 +33,10 @@ type workspaceFolder struct {
 // workspace/didChangeWorkspaceFolders, and read by everything that needs it: nes/start, the
 // agent's working folder, the files the agent may read and the paths in the suggestion context.
 type workspaceInfo struct {
-	start acp.UnstableStartNesRequest // the folders, the workspace URI and its repository
-	root  string                      // the local folder of the workspace URI, or ""
+	// folders are the editor's folders (or the one its root names), as it names them.
+	folders []workspaceFolder
+	start   acp.UnstableStartNesRequest // the folders, the workspace URI and its repository
+	root    string                      // the local folder of the workspace URI, or ""
 	// files confines the agent: the folders' paths and the exclusion globs.
 	files *workspace.Workspace
 }
@@ -79,12 +81,10 @@ func newWorkspace(rootURI, rootPath *string, folders []workspaceFolder, ex *work
 
 // workspace returns the workspace (empty before initialize).
 func (s *Server) workspace() *workspaceInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ws == nil {
-		return &workspaceInfo{files: workspace.New(nil, nil)}
+	if ws := s.ws.Load(); ws != nil {
+		return ws
 	}
-	return s.ws
+	return &workspaceInfo{files: workspace.New(nil, nil)}
 }
 
 // didChangeWorkspaceFolders updates the workspace with the folders the editor added and removed;
@@ -99,9 +99,11 @@ func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return fmt.Errorf("workspace/didChangeWorkspaceFolders: %w", err)
 	}
-	s.mu.Lock()
+	// Notifications are handled one at a time: this is the only change of the workspace after
+	// initialize.
+	old := s.workspace()
 	var kept []workspaceFolder
-	for _, f := range s.folders {
+	for _, f := range old.folders {
 		if !slices.ContainsFunc(p.Event.Removed, func(r workspaceFolder) bool { return r.URI == f.URI }) {
 			kept = append(kept, f)
 		}
@@ -111,16 +113,10 @@ func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
 			kept = append(kept, f)
 		}
 	}
-	rootURI, rootPath := s.init.RootURI, s.init.RootPath
-	var ex *workspace.Excludes
-	if s.ws != nil {
-		ex = s.ws.files.Excludes()
-	}
-	s.mu.Unlock()
-	ws := newWorkspace(rootURI, rootPath, kept, ex)
-	s.mu.Lock()
-	s.folders, s.ws = kept, ws
-	s.mu.Unlock()
+	init := s.session().init
+	ws := newWorkspace(init.RootURI, init.RootPath, kept, old.files.Excludes())
+	ws.folders = kept
+	s.ws.Store(ws)
 	s.log.Info().Int("folders", len(kept)).Msg("workspace folders changed")
 	return nil
 }

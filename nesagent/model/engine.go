@@ -58,7 +58,7 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 // read turns an answer into a suggestion of the request's document, or says why there is none.
 func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, string) {
 	if answer.Cut && !holdsAny(answer.Text, c.ends) {
-		return nesagent.Suggestion{}, fmt.Sprintf("cut short: the answer reached its bound of %d tokens before its end", c.MaxTokens)
+		return nesagent.Suggestion{}, fmt.Sprintf("cut short: the server stopped at a length limit (the request allowed %d tokens) before the answer's end", c.MaxTokens)
 	}
 	text, cursor, err := c.read(answer.Text)
 	switch {

@@ -1,0 +1,222 @@
+package lspside
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// docRequests owns what the editor's requests hold for each open document: the nes/suggest in
+// flight for it (its cancel, whose it is, when it was asked for), the position of its last
+// request, whether it is kept from the agent for its size; and which document the user is in. Its
+// lock is its own, and nothing else is taken while it is held.
+type docRequests struct {
+	mu     sync.Mutex
+	docs   map[string]*docRequest
+	seq    uint64 // the last nes/suggest's number
+	active string // the document the user is in ("": none known)
+}
+
+// docRequest is one document's state; docRequests drops it when it holds nothing.
+type docRequest struct {
+	// suggest cancels the nes/suggest in flight (nil: none); suggestSeq says which one it is,
+	// suggestAt when it was asked for.
+	suggest    context.CancelFunc
+	suggestSeq uint64
+	suggestAt  time.Time
+	// cursor is the byte offset of the last request's position, when hasCursor.
+	cursor    int
+	hasCursor bool
+	// withheld: the document is too large to send to the agent.
+	withheld bool
+}
+
+func newDocRequests() *docRequests { return &docRequests{docs: map[string]*docRequest{}} }
+
+// get is uri's state, made when missing. The caller holds mu.
+func (d *docRequests) get(uri string) *docRequest {
+	r, ok := d.docs[uri]
+	if !ok {
+		r = &docRequest{}
+		d.docs[uri] = r
+	}
+	return r
+}
+
+// tidy drops uri's state when it holds nothing. The caller holds mu.
+func (d *docRequests) tidy(uri string) {
+	if r, ok := d.docs[uri]; ok && r.suggest == nil && !r.hasCursor && !r.withheld {
+		delete(d.docs, uri)
+	}
+}
+
+// beginSuggest registers the nes/suggest about to be sent for uri, cancelling the one still in
+// flight for it (whose editor request then gets an empty result, and whose ids, should the agent
+// answer anyway, end as cancelled); burst says that one was asked for less than coalesce ago.
+// done unregisters it.
+func (d *docRequests) beginSuggest(ctx context.Context, uri string, coalesce time.Duration) (_ context.Context, burst bool, done func()) {
+	cctx, cancel := context.WithCancel(ctx)
+	now := time.Now()
+	d.mu.Lock()
+	r := d.get(uri)
+	if r.suggest != nil {
+		r.suggest()
+		burst = now.Sub(r.suggestAt) < coalesce
+	}
+	d.seq++
+	seq := d.seq
+	r.suggest, r.suggestSeq, r.suggestAt = cancel, seq, now
+	d.mu.Unlock()
+	return cctx, burst, func() {
+		d.mu.Lock()
+		if r, ok := d.docs[uri]; ok && r.suggestSeq == seq {
+			r.suggest = nil
+			d.tidy(uri)
+		}
+		d.mu.Unlock()
+		cancel()
+	}
+}
+
+// focus records uri as the document the user is in, with the cursor; a cursor below 0 is the
+// document's last known one (0 when none), at most length. It returns the cursor recorded.
+func (d *docRequests) focus(uri string, cursor, length int) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.active = uri
+	r := d.get(uri)
+	if cursor >= 0 {
+		r.cursor, r.hasCursor = cursor, true
+	} else {
+		cursor = min(r.cursor, length)
+	}
+	d.tidy(uri)
+	return cursor
+}
+
+// at records a request's position in the document the user is in, and reports false; for
+// another document it records nothing and reports true (the caller moves the focus there).
+func (d *docRequests) at(uri string, cursor int) (other bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.active != uri {
+		return true
+	}
+	r := d.get(uri)
+	r.cursor, r.hasCursor = cursor, true
+	return false
+}
+
+// activeDoc is the document the user is in, "" when none is known.
+func (d *docRequests) activeDoc() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.active
+}
+
+// lastCursor is the byte offset of the last request's position in uri, 0 when none.
+func (d *docRequests) lastCursor(uri string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r, ok := d.docs[uri]; ok {
+		return r.cursor
+	}
+	return 0
+}
+
+// withhold marks uri as kept from the agent for its size; already says it was.
+func (d *docRequests) withhold(uri string) (already bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.get(uri)
+	already, r.withheld = r.withheld, true
+	return already
+}
+
+// isWithheld reports whether uri is kept from the agent for its size.
+func (d *docRequests) isWithheld(uri string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.docs[uri]
+	return ok && r.withheld
+}
+
+// release forgets that uri was kept from the agent (closed, or small enough again).
+func (d *docRequests) release(uri string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r, ok := d.docs[uri]; ok {
+		r.withheld = false
+		d.tidy(uri)
+	}
+}
+
+// closed forgets uri's position, and that the user is in it.
+func (d *docRequests) closed(uri string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r, ok := d.docs[uri]; ok {
+		r.cursor, r.hasCursor = 0, false
+		d.tidy(uri)
+	}
+	if d.active == uri {
+		d.active = ""
+	}
+}
+
+// held counts the documents with a position and with a nes/suggest in flight, and says whether a
+// document is active (Server.Held).
+func (d *docRequests) held() (cursors, suggesting int, active bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.docs {
+		if r.hasCursor {
+			cursors++
+		}
+		if r.suggest != nil {
+			suggesting++
+		}
+	}
+	return cursors, suggesting, d.active != ""
+}
+
+// calls are the editor's requests running asynchronously, by id, which $/cancelRequest cancels.
+type calls struct {
+	mu   sync.Mutex
+	byID map[string]context.CancelFunc
+}
+
+// track registers a request that is about to run asynchronously and returns its context, which
+// cancel(key) cancels, and the function to call when it is done.
+func (c *calls) track(key string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.mu.Lock()
+	if c.byID == nil {
+		c.byID = map[string]context.CancelFunc{}
+	}
+	c.byID[key] = cancel
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		delete(c.byID, key)
+		c.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancel cancels the request key names; ok says it was running.
+func (c *calls) cancel(key string) (ok bool) {
+	c.mu.Lock()
+	cancel := c.byID[key]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return cancel != nil
+}
+
+func (c *calls) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byID)
+}
