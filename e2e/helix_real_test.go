@@ -41,6 +41,12 @@ func TestHelixInTheTerminal(t *testing.T) {
 	if strings.Count(toml, bridge) < 2 {
 		t.Fatalf("the bridge's path was not found in languages.toml twice (the server and its agent)")
 	}
+	// The bridge's log goes to this test's folder, in full, and is shown when the test fails.
+	bridgeLog := filepath.Join(dir, "bridge.log")
+	toml = strings.Replace(toml, `args = ["--log-file", "/tmp/acp-lsp-bridge.log"]`, `args = ["--log-file", "`+bridgeLog+`", "--log-level", "debug"]`, 1)
+	if !strings.Contains(toml, bridgeLog) {
+		t.Fatalf("the bridge's --log-file was not found in languages.toml")
+	}
 	if err := os.WriteFile(filepath.Join(config, "helix", "languages.toml"), []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +64,8 @@ func TestHelixInTheTerminal(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			t.Logf("the screen:\n%s", indentScreen(term.screen()))
+			data, _ := os.ReadFile(bridgeLog)
+			t.Logf("the bridge's log:\n%s", data)
 		}
 	}()
 	term.waitText(15*time.Second, "1  package main")
@@ -74,15 +82,18 @@ func TestHelixInTheTerminal(t *testing.T) {
 	// space a lists the next use's rename; Enter applies it.
 	waitAction := func(want string) {
 		t.Helper()
-		// The built-in agent starts in the background: ask again until the menu lists it.
-		term.waitScreen("the code action "+want, 20*time.Second, func(s string) bool {
+		// The built-in agent starts in the background: ask again until the menu lists it. Each
+		// ask cancels the one before, so on a loaded machine the asks wait longer each time.
+		pause := 700 * time.Millisecond
+		term.waitScreen("the code action "+want, 40*time.Second, func(s string) bool {
 			if strings.Contains(s, want) {
 				return true
 			}
 			term.keys("Escape")
 			term.keys("Space", "a")
-			time.Sleep(700 * time.Millisecond)
-			return strings.Contains(term.screen(), want)
+			_, seen := term.seen(pause, func(s string) bool { return strings.Contains(s, want) })
+			pause = min(2*pause, 5*time.Second)
+			return seen
 		})
 	}
 	waitAction("Next edit: `sum` → `acc` (line 7)")
@@ -95,13 +106,15 @@ func TestHelixInTheTerminal(t *testing.T) {
 	term.text("9")
 	term.keys("Enter")
 	term.keys("A")
-	term.waitScreen("the completion item acc", 20*time.Second, func(s string) bool {
+	pause := 700 * time.Millisecond
+	term.waitScreen("the completion item acc", 40*time.Second, func(s string) bool {
 		if strings.Contains(s, "acc text") {
 			return true
 		}
 		term.keys("C-x")
-		time.Sleep(700 * time.Millisecond)
-		return strings.Contains(term.screen(), "acc text")
+		_, seen := term.seen(pause, func(s string) bool { return strings.Contains(s, "acc text") })
+		pause = min(2*pause, 5*time.Second)
+		return seen
 	})
 	term.keys("Tab")
 	term.waitText(5*time.Second, "`sum` → `acc` (line 9)")

@@ -31,10 +31,19 @@ func (l *llamaServer) waitLog(t *testing.T, want string, n int, d time.Duration)
 	deadline := time.Now().Add(d)
 	for strings.Count(l.Log(), want) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("llama-server never logged %q %d times within %v; its log ends:\n%s", want, n, d, lastBytes(l.Log()))
+			t.Fatalf("llama-server never logged %q %d times within %v; its log ends:\n%s", want, n, d, logTail(l.Log()))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// logTail is the last lines of a log, enough to see why a server failed.
+func logTail(s string) string {
+	const n = 4000
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
 }
 
 // startLlamaServer runs the llama-server that `llama-server.sh env` names in LLAMA_SERVER (a
@@ -67,7 +76,7 @@ func startLlamaServer(t *testing.T, extra ...string) *llamaServer {
 		_ = cmd.Process.Kill()
 		<-done
 		if t.Failed() {
-			t.Logf("llama-server log:\n%s", lastBytes(l.Log()))
+			t.Logf("llama-server log:\n%s", logTail(l.Log()))
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
@@ -81,11 +90,11 @@ func startLlamaServer(t *testing.T, extra ...string) *llamaServer {
 		}
 		select {
 		case <-done:
-			t.Fatalf("llama-server exited: %s", lastBytes(l.Log()))
+			t.Fatalf("llama-server exited: %s", logTail(l.Log()))
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("llama-server not healthy within 60s: %s", lastBytes(l.Log()))
+			t.Fatalf("llama-server not healthy within 60s: %s", logTail(l.Log()))
 		}
 	}
 }
@@ -100,9 +109,10 @@ const llamaDoc = "package shop\n\n// Total adds the prices.\nfunc Total(prices [
 // accepts each request and answers it; its model's text is gibberish, which the quality gate drops
 // with its reason in the agent's log, so the editor is shown nothing.
 func TestRealLlamaServer(t *testing.T) {
-	// At most 128 tokens an answer, whatever the request asks: the tiny model writes a few
-	// hundred a second alone, and tens under a loaded test run, and the editor waits 15 s.
-	l := startLlamaServer(t, "-n", "128")
+	// At most 64 tokens an answer (the agent's --max-tokens): the tiny model writes a few hundred
+	// tokens a second alone and tens under a loaded test run, and the editor waits 15 s. The gate
+	// drops an answer that ends there as cut short, and says so.
+	l := startLlamaServer(t)
 	for _, tc := range []struct{ model, format, endpoint string }{
 		{"zed-industries/zeta", "zeta1", "/v1/completions"},
 		{"zeta-2-Q8_0.gguf", "zeta2", "/v1/completions"},
@@ -113,7 +123,7 @@ func TestRealLlamaServer(t *testing.T) {
 		{"qwen2.5-coder:7b", "chat", "/v1/chat/completions"},
 	} {
 		t.Run(strings.ReplaceAll(tc.model, "/", "_"), func(t *testing.T) {
-			b, uri := llamaSession(t, l, tc.model, "60s", llamaDoc)
+			b, uri := llamaSession(t, l, tc.model, "60s", "64", llamaDoc)
 			items, err := b.Inline(uri, fakeeditor.At(12, len("\tprintln(Total([]int{1, 2}")))
 			if err != nil {
 				t.Fatal(err)
@@ -135,6 +145,9 @@ func TestRealLlamaServer(t *testing.T) {
 					t.Log(line[max(0, strings.Index(line, "model: answer")):])
 				}
 			}
+			if strings.Contains(log, "cut short") && !strings.Contains(log, "the request allowed 64 tokens") {
+				t.Errorf("an answer was cut short at another bound than --max-tokens 64:\n%s", agentLines(log))
+			}
 			if strings.Contains(log, "nes/suggest failed") {
 				t.Errorf("the server refused the request:\n%s", agentLines(log))
 			}
@@ -153,7 +166,7 @@ func TestRealLlamaServerCancelAndTimeout(t *testing.T) {
 	at := fakeeditor.At(12+60, len("\tprintln(Total([]int{1, 2}"))
 
 	t.Run("cancel", func(t *testing.T) {
-		b, uri := llamaSession(t, l, "zeta", "60s", text)
+		b, uri := llamaSession(t, l, "zeta", "60s", "0", text)
 		before := strings.Count(l.Log(), "cancel task")
 		began := strings.Count(l.Log(), "processing task")
 		p := b.Start("textDocument/inlineCompletion", fakeeditor.InlineParams(uri, at, 2), nil)
@@ -168,7 +181,7 @@ func TestRealLlamaServerCancelAndTimeout(t *testing.T) {
 	})
 
 	t.Run("timeout", func(t *testing.T) {
-		b, uri := llamaSession(t, l, "zeta", "700ms", text)
+		b, uri := llamaSession(t, l, "zeta", "700ms", "0", text)
 		before := strings.Count(l.Log(), "cancel task")
 		_, err := b.Inline(uri, at)
 		if err == nil || !strings.Contains(err.Error(), "700ms") {
@@ -179,12 +192,13 @@ func TestRealLlamaServerCancelAndTimeout(t *testing.T) {
 }
 
 // llamaSession is the real bridge with the model agent asking l for model, the agent's requests
-// bounded by timeout, and text open as main.go in a fresh workspace.
-func llamaSession(t *testing.T, l *llamaServer, model, timeout, text string) (*bridgeProc, string) {
+// bounded by timeout and its answers by maxTokens (--max-tokens), and text open as main.go in a
+// fresh workspace.
+func llamaSession(t *testing.T, l *llamaServer, model, timeout, maxTokens, text string) (*bridgeProc, string) {
 	t.Helper()
 	bridge, _ := binaries(t)
 	// The tiny model is slow under a loaded CI machine: the editor waits as long as the agent.
-	b := startBridge(t, "--suggest-timeout", "90s", "--", bridge, "agent", "--model-url", l.URL, "--model", model, "--timeout", timeout, "--verbose")
+	b := startBridge(t, "--suggest-timeout", "90s", "--", bridge, "agent", "--model-url", l.URL, "--model", model, "--timeout", timeout, "--verbose", "--max-tokens", maxTokens)
 	root := t.TempDir()
 	b.Initialize(fileURI(root), "utf-16")
 	b.waitMessage("acp-lsp-bridge-model is ready")

@@ -12,16 +12,18 @@ import (
 
 // TestBinaryModelAgent: the bridge runs `acp-lsp-bridge agent --model-url ... --model ...` as its
 // agent, which asks a (local, fake) OpenAI-compatible server and turns its rewrite of the region
-// into the edit the editor shows.
+// into the edit the editor shows. The request carries the --max-tokens the user set.
 func TestBinaryModelAgent(t *testing.T) {
 	bridge, _ := binaries(t)
 	var mu sync.Mutex
 	var prompts []string
 	var auth string
+	var maxTokens []int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
-			Model    string `json:"model"`
-			Messages []struct {
+			Model     string `json:"model"`
+			MaxTokens int    `json:"max_tokens"`
+			Messages  []struct {
 				Content string `json:"content"`
 			} `json:"messages"`
 		}
@@ -30,6 +32,7 @@ func TestBinaryModelAgent(t *testing.T) {
 		mu.Lock()
 		prompts = append(prompts, req.Model+"\n"+user)
 		auth = r.Header.Get("Authorization")
+		maxTokens = append(maxTokens, req.MaxTokens)
 		mu.Unlock()
 		// Rewrite the region: the call being typed is completed.
 		const start, end, cursor = "<|editable_region_start|>\n", "<|editable_region_end|>", "<|user_cursor_is_here|>"
@@ -41,7 +44,7 @@ func TestBinaryModelAgent(t *testing.T) {
 	}))
 	defer srv.Close()
 	t.Setenv("FAKE_MODEL_KEY", "sekret")
-	b := startBridge(t, "--", bridge, "agent", "--model-url", srv.URL, "--model", "fake-coder", "--api-key-env", "FAKE_MODEL_KEY")
+	b := startBridge(t, "--", bridge, "agent", "--model-url", srv.URL, "--model", "fake-coder", "--api-key-env", "FAKE_MODEL_KEY", "--max-tokens", "200")
 	b.InitializeWith(fakeeditor.InitParams{Encodings: []string{"utf-16"}})
 	b.waitMessage("acp-lsp-bridge-model is ready") // requests before it answer empty
 	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
@@ -70,6 +73,9 @@ func TestBinaryModelAgent(t *testing.T) {
 	defer mu.Unlock()
 	if len(prompts) != 1 || !strings.HasPrefix(prompts[0], "fake-coder\n") || !strings.Contains(prompts[0], "x := 𐐀 = fo<|user_cursor_is_here|>") {
 		t.Errorf("prompts %q", prompts)
+	}
+	if len(maxTokens) != 1 || maxTokens[0] != 200 {
+		t.Errorf("max_tokens %v, want the 200 of --max-tokens", maxTokens)
 	}
 	if auth != "Bearer sekret" {
 		t.Errorf("Authorization %q", auth)

@@ -47,12 +47,17 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	format := fs.String("model-format", "auto", "the model's prompt `format`: "+model.FormatNames+" (from the model's name: zeta-2.1/zeta2.1, zeta-2/zeta2, zeta, sweep, instinct; anything else chat); see docs/model-agent.md")
 	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version), openai (llama-server, vLLM, LM Studio, hosted APIs) or ollama; raw formats go to Ollama's /api/generate with raw set")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
+	maxTokens := fs.Int("max-tokens", 0, "the most `tokens` one answer may take: a lower bound answers a slow model sooner, and an answer cut short is dropped (0: the format's own: 1024 for Zeta and Sweep v2, 512 for Sweep and Instinct, for chat sized to the region)")
 	verbose := fs.Bool("verbose", false, "also log each request to stderr: sizes, timings, and why an answer was dropped (never document text)")
 	if code, done := parseFlags(fs, args, agentUsage, "run acp-lsp-bridge agent --help for the flags", stdout, stderr); done {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "acp-lsp-bridge agent: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *maxTokens < 0 || *contextTokens < 0 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge agent: --max-tokens and --model-context take a number of tokens, 0 or more")
 		return 2
 	}
 	// stderr reaches the bridge's log: the few lines said once (the prompt format and why, what
@@ -76,7 +81,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "acp-lsp-bridge agent: --model-url and --model go together")
 		return 2
 	default:
-		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens}
+		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens}
 		if *keyEnv != "" {
 			cfg.APIKey = os.Getenv(*keyEnv)
 			if cfg.APIKey == "" {
