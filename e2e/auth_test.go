@@ -62,9 +62,12 @@ func TestBinarySignIn(t *testing.T) {
 	if items := inline(); len(items) != 0 {
 		t.Fatalf("while the question waits: items %v", items)
 	}
+	// The editor's status says why nothing comes.
+	b.Await(fakeeditor.StatusIs("signingIn", ""))
 	close(release)
 	b.waitMessage("signed in to acp-test-agent")
 	b.waitMessage("acp-test-agent is ready")
+	b.Await(fakeeditor.StatusIs("ready", ""))
 	if items := inline(); len(items) != 1 {
 		t.Fatalf("after sign-in: items %v, want the agent's suggestion", items)
 	}

@@ -15,7 +15,8 @@ import (
 // menu (`space a`, Enter), takes the last one as a completion item (Ctrl-x, Tab, Enter) and saves
 // with `:w`. Then it renames the function Total, which another open file calls: the code-action
 // menu offers that file's rename and a jump to it; it takes the jump, which shows the other file,
-// takes the rename there from the menu, saves both with `:wa` and quits with `:q`. It reads the
+// takes the rename there from the menu, saves both with `:wa`, turns suggestions while typing off
+// with `:lsp-workspace-command acp-lsp-bridge.toggle` and quits with `:q`. It reads the
 // screen at each step, then the saved files, and checks that neither the bridge nor its agent is
 // left running.
 func TestHelixInTheTerminal(t *testing.T) {
@@ -163,6 +164,20 @@ func TestHelixInTheTerminal(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("the saved %s:\n%s\nwant:\n%s", filepath.Base(f), got, want)
 		}
+	}
+	// The switch, as the README binds it: the bridge turns the asking while typing off.
+	term.keys(":")
+	term.text("lsp-workspace-command acp-lsp-bridge.toggle")
+	term.keys("Enter")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		data, _ := os.ReadFile(bridgeLog)
+		if strings.Contains(string(data), `"for":"every document","on":false,"time"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bridge's log never said that :lsp-workspace-command acp-lsp-bridge.toggle turned suggestions off")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	term.keys(":")
 	term.text("q")

@@ -89,6 +89,8 @@ func lspModeFiles(t *testing.T, loadPath string, rules []map[string]string) (env
 // (testdata/emacs/lsp-mode-tmux.el is the init file). What the test reads is the screen, the
 // saved file and what the agent heard:
 //
+//   - the mode line's lighter shows the bridge's state (acp-lsp-bridge/status): NES when ready,
+//     NES:off after C-c n t, which says so in the echo area, and NES after it again;
 //   - typing "o" after non-ASCII text, lsp-inline-completion-mode shows the agent's suggestion as
 //     ghost text after lsp-mode's idle delay, with its keys in the echo area; C-<return> (as a
 //     terminal with extended keys sends it) accepts it, and the agent hears nes/accept;
@@ -157,6 +159,16 @@ func TestLspModeInTheTerminal(t *testing.T) {
 	// lsp-mode starts both servers; the mode line names them.
 	term.waitText(30*time.Second, "[acp-lsp-bridge:", "[acp-test-main:")
 	waitAgent("document/didOpen", count("document/didOpen"))
+
+	// The shipped file's lighter shows the bridge's state: ready, then off and on again with
+	// C-c n t, which says so in the echo area.
+	term.waitText(15*time.Second, " NES")
+	term.keys("C-c", "n", "t")
+	term.waitText(10*time.Second, " NES:off", "suggestions while typing are off for main.txt")
+	term.keys("C-c", "n", "t")
+	term.waitScreen("the lighter back to NES", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, " NES") && !strings.Contains(s, " NES:off") && strings.Contains(s, "suggestions while typing are on for main.txt")
+	})
 
 	// Ghost text while typing, accepted with C-<return>.
 	term.keys("M-g", "g", "2", "Enter", "C-e", "o")

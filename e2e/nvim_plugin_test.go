@@ -41,6 +41,15 @@ func TestNeovimPluginKeys(t *testing.T) {
 	wantSteps(t, out, "accept", "dismiss")
 }
 
+// TestNeovimPluginSwitchAndDelay: setup({ delay = 600, automatic = false }) starts with
+// suggestions while typing off (typing shows nothing, the agent is asked nothing); `:AcpLspBridge
+// enable buffer` turns them on, says so, and the ghost text comes no sooner than the delay after
+// the last key; `:AcpLspBridge disable buffer` turns them off again (testdata/nvim/plugin_switch.lua).
+func TestNeovimPluginSwitchAndDelay(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_switch.lua", "ALL PASSED")
+	wantSteps(t, out, "off", "on", "off again")
+}
+
 // TestNeovimPluginLoads: installing the plugin gives the 'acp' config and the help (every link in
 // it found) and runs nothing; setup()'s keys can be moved and turned off, and are mapped only
 // where the bridge attached; misspelt options are refused with what to write

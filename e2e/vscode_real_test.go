@@ -297,6 +297,39 @@ func TestVSCodeReal(t *testing.T) {
 	d.do(map[string]any{"op": "clearToasts"})
 	lap("sign in, restart the agent")
 
+	// The status bar item shows the bridge's state; a click opens its menu, which turns
+	// suggestions while typing off (the item says so, and typing asks the agent nothing) and on.
+	d.do(map[string]any{"op": "statusItem", "contains": "NES", "icon": "check"})
+	d.do(map[string]any{"op": "clickStatus", "contains": "NES"})
+	var menu []string
+	d.decode(map[string]any{"op": "pick", "label": "Turn suggestions while typing off"}, &menu)
+	if want := []string{"Turn suggestions while typing off", "Turn suggestions while typing off for this file", "Restart the agent", "Sign in to the agent", "Show the log", "Restart the bridge"}; !slices.Equal(menu, want) {
+		t.Errorf("the status item's menu: %q, want %q", menu, want)
+	}
+	d.do(map[string]any{"op": "statusItem", "contains": "NES off", "icon": "circle-slash"})
+	automatic := func(msgs []map[string]any) int {
+		n := 0
+		for _, p := range suggests(msgs) {
+			if p["triggerKind"] == "automatic" {
+				n++
+			}
+		}
+		return n
+	}
+	automaticBefore := automatic(tolerantAgentLog(agentLog))
+	d.do(map[string]any{"op": "goto", "line": 6})
+	d.do(map[string]any{"op": "press", "keys": []string{"End"}})
+	d.do(map[string]any{"op": "type", "text": "w"})
+	time.Sleep(2 * time.Second) // VS Code asks while typing within a moment; the bridge answers empty at once
+	d.do(map[string]any{"op": "press", "keys": []string{"Backspace"}})
+	if after := automatic(tolerantAgentLog(agentLog)); after != automaticBefore {
+		t.Errorf("with suggestions while typing off, the agent was asked %d times while typing", after-automaticBefore)
+	}
+	d.do(map[string]any{"op": "clickStatus", "contains": "NES"})
+	d.do(map[string]any{"op": "pick", "label": "Turn suggestions while typing on"})
+	d.do(map[string]any{"op": "statusItem", "contains": "NES", "icon": "check"})
+	lap("the status item and its menu")
+
 	// Focus and diagnostics: the JSON language service's error reaches the agent's context.
 	d.do(map[string]any{"op": "open", "name": "b.json"})
 	agentHeard("document/didFocus for b.json with the visible lines", func(m []map[string]any) bool {

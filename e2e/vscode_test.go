@@ -35,6 +35,9 @@ var vscodeServerCommands = map[string]string{
 	"suggest": lspside.CommandSuggest,
 	"signIn":  lspside.CommandSignIn,
 	"restart": lspside.CommandRestart,
+	"enable":  lspside.CommandEnable,
+	"disable": lspside.CommandDisable,
+	"toggle":  lspside.CommandToggle,
 }
 
 type vscodeManifest struct {
@@ -276,7 +279,7 @@ func TestVSCodeManifest(t *testing.T) {
 	// Remote settings); the rest is window-scoped, so that the User settings apply in local and
 	// remote windows alike. machine-overridable would be wrong twice over: a remote window ignores
 	// it in the User settings, and a workspace may set it.
-	wantScopes := map[string]string{"path": "machine", "agent": "window", "logFile": "window", "exclude": "window", "defaultExcludes": "window", "trace.server": "window"}
+	wantScopes := map[string]string{"path": "machine", "agent": "window", "logFile": "window", "exclude": "window", "defaultExcludes": "window", "delay": "window", "automatic": "window", "trace.server": "window"}
 	for key, scope := range wantScopes {
 		if got := props[src.section+"."+key].Scope; got != scope {
 			t.Errorf("%s.%s: scope %q, want %q", src.section, key, got, scope)
@@ -411,6 +414,8 @@ type vscodeHostResult struct {
 	Channel    [][2]string `json:"channel"`
 	Messages   [][2]string `json:"messages"`
 	Ran        []string    `json:"ran"`
+	StatusBar  []string    `json:"statusBar"`
+	QuickPicks [][]string  `json:"quickPicks"`
 }
 
 // vscodeBridgeLog reads a --log-file: one JSON object per line.
@@ -506,19 +511,25 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 			{"command": ext.commands["dismiss"]},
 			{"command": ext.commands["signIn"], "waitFor": "nothing to sign in to"},
 			{"command": ext.commands["restartAgent"], "waitFor": "is ready"},
+			// The switch: off for every file (the status bar says so), on again from the status
+			// item's menu, then off for this file alone.
+			{"command": ext.commands["toggleAutomatic"], "waitFor": "suggestions while typing are off for every file (Alt+Enter still asks)", "waitStatus": "$(circle-slash) NES off"},
+			{"command": ext.commands["showMenu"], "pick": "Turn suggestions while typing on", "waitFor": "suggestions while typing are on for every file", "waitStatus": "$(check) NES"},
+			{"command": ext.commands["toggleAutomaticForFile"], "waitFor": "suggestions while typing are off for a.go", "waitStatus": "$(circle-slash) NES off"},
 		},
-		// The built-in agent, another log file, the user's own exclusions: the extension restarts
-		// the bridge.
+		// The built-in agent, another log file, the user's own exclusions, a delay, suggestions
+		// while typing off: the extension restarts the bridge.
 		"changed": map[string]any{"acpLspBridge.path": bridge, "acpLspBridge.agent": []string{}, "acpLspBridge.logFile": log2,
-			"acpLspBridge.exclude": []string{"secrets/**", "*.local"}, "acpLspBridge.defaultExcludes": false},
+			"acpLspBridge.exclude": []string{"secrets/**", "*.local"}, "acpLspBridge.defaultExcludes": false,
+			"acpLspBridge.delay": 250, "acpLspBridge.automatic": false},
 	}
 	res := runVSCodeHost(t, node, dir, scenario, log1)
 	if len(res.Errors) > 0 {
 		t.Errorf("errors in the stand-in for VS Code: %q", res.Errors)
 	}
 
-	// The command lines: the agent after "--", none for the built-in agent; the exclusions as
-	// flags, and only the user's.
+	// The command lines: the agent after "--", none for the built-in agent; the exclusions, the
+	// delay and the switch as flags, and only the user's.
 	var started []string
 	for _, c := range res.Channel {
 		if m, ok := strings.CutPrefix(c[1], "starting "); ok {
@@ -527,12 +538,23 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 	}
 	want := []string{
 		strings.Join(append([]string{bridge, "--log-file", log1, "--"}, agentCmd...), " "),
-		strings.Join([]string{bridge, "--log-file", log2, "--exclude", "secrets/**", "--exclude", "*.local", "--no-default-excludes"}, " "),
+		strings.Join([]string{bridge, "--log-file", log2, "--exclude", "secrets/**", "--exclude", "*.local", "--no-default-excludes", "--delay", "250", "--automatic=false"}, " "),
 	}
 	if !slices.Equal(started, want) {
 		t.Errorf("bridges started: %q\nwant %q", started, want)
 	}
 	vscodeSaid(t, res, "using the bridge from your settings: "+bridge+" (acpLspBridge.path)")
+
+	// The status bar item follows acp-lsp-bridge/status; its menu offers what the user needs.
+	for _, want := range []string{"$(loading~spin) NES", "$(check) NES", "$(circle-slash) NES off"} {
+		if !slices.Contains(res.StatusBar, want) {
+			t.Errorf("the status bar never read %q: %q", want, res.StatusBar)
+		}
+	}
+	wantMenu := []string{"Turn suggestions while typing on", "Turn suggestions while typing on for this file", "Restart the agent", "Sign in to the agent", "Show the log", "Restart the bridge"}
+	if len(res.QuickPicks) != 1 || !slices.Equal(res.QuickPicks[0], wantMenu) {
+		t.Errorf("the status item's menu: %q, want %q", res.QuickPicks, wantMenu)
+	}
 
 	// Every palette command once; every server command once per client (two clients), registered
 	// by vscode-languageclient from what the bridge advertised. host.js fails a second live

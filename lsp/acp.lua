@@ -32,6 +32,11 @@ return {
   cmd = { 'acp-lsp-bridge', '--log-file', vim.fn.stdpath('log') .. '/acp-lsp-bridge.log' },
   -- No filetypes: suggestions are useful in any file the agent can read.
   root_markers = { '.git' },
+  -- The bridge's state (starting, ready, asking, off, ...), for require('acp_lsp_bridge').status()
+  -- and :checkhealth acp_lsp_bridge.
+  handlers = {
+    ['acp-lsp-bridge/status'] = function(...) return require('acp_lsp_bridge.state').handler(...) end,
+  },
   on_attach = function(_, bufnr)
     -- Ghost text is what the bridge is for, and Neovim leaves inline completion off in every buffer
     -- until asked; turning it on for this buffer only leaves other servers' buffers as they were.

@@ -43,6 +43,7 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 	snap, ok := s.docs.Get(p.TextDocument.URI)
 	if !ok {
 		if s.secret.has(p.TextDocument.URI) {
+			s.reqs.enter(p.TextDocument.URI)
 			return []any{}, nil // kept from the agent: nothing to offer
 		}
 		return nil, invalidParams("textDocument/codeAction: document not open: %s", p.TextDocument.URI)

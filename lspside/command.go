@@ -41,6 +41,8 @@ func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any
 		return nil, s.signInCommand(rctx)
 	case CommandRestart:
 		return nil, s.restartCommand(rctx)
+	case CommandEnable, CommandDisable, CommandToggle:
+		return s.switchCommand(rctx, p.Command, p.Arguments)
 	}
 	return nil, invalidParams("unknown command %q", p.Command)
 }

@@ -84,6 +84,9 @@ func (s *Server) didFocus(ctx context.Context, raw json.RawMessage) error {
 	defer s.fwd.Unlock()
 	snap, ok := s.docs.Get(uri)
 	if !ok {
+		if s.secret.has(uri) {
+			s.reqs.enter(uri) // the status says why nothing comes
+		}
 		return nil // Copilot sends didFocus for buffers it does not sync, too
 	}
 	s.focus(ctx, snap, -1, nil)

@@ -15,7 +15,21 @@ type docRequests struct {
 	docs   map[string]*docRequest
 	seq    uint64 // the last nes/suggest's number
 	active string // the document the user is in ("": none known)
+	// off: automatic suggestions are off for every document without a switch of its own.
+	off bool
+	// changed, when set, is called after what the status shows may have changed (the document the
+	// user is in, a request begun or ended, a switch); it must not block.
+	changed func()
 }
+
+// switchState is a document's own switch for automatic suggestions.
+type switchState int8
+
+const (
+	switchUnset switchState = iota // the global switch decides
+	switchOn
+	switchOff
+)
 
 // docRequest is one document's state; docRequests drops it when it holds nothing.
 type docRequest struct {
@@ -24,11 +38,16 @@ type docRequest struct {
 	suggest    context.CancelFunc
 	suggestSeq uint64
 	suggestAt  time.Time
+	// askedAt is when the nes/suggest in flight went to the agent (zero: not yet).
+	askedAt time.Time
 	// cursor is the byte offset of the last request's position, when hasCursor.
 	cursor    int
 	hasCursor bool
 	// withheld: the document is too large to send to the agent.
 	withheld bool
+	// sw is the document's own switch; it outlives the document's closing, for as long as the
+	// bridge runs.
+	sw switchState
 }
 
 func newDocRequests() *docRequests { return &docRequests{docs: map[string]*docRequest{}} }
@@ -45,7 +64,7 @@ func (d *docRequests) get(uri string) *docRequest {
 
 // tidy drops uri's state when it holds nothing. The caller holds mu.
 func (d *docRequests) tidy(uri string) {
-	if r, ok := d.docs[uri]; ok && r.suggest == nil && !r.hasCursor && !r.withheld {
+	if r, ok := d.docs[uri]; ok && r.suggest == nil && !r.hasCursor && !r.withheld && r.sw == switchUnset {
 		delete(d.docs, uri)
 	}
 }
@@ -65,16 +84,60 @@ func (d *docRequests) beginSuggest(ctx context.Context, uri string, coalesce tim
 	}
 	d.seq++
 	seq := d.seq
-	r.suggest, r.suggestSeq, r.suggestAt = cancel, seq, now
+	r.suggest, r.suggestSeq, r.suggestAt, r.askedAt = cancel, seq, now, time.Time{}
 	d.mu.Unlock()
 	return cctx, burst, func() {
 		d.mu.Lock()
+		ended := false
 		if r, ok := d.docs[uri]; ok && r.suggestSeq == seq {
-			r.suggest = nil
+			r.suggest, r.askedAt = nil, time.Time{}
 			d.tidy(uri)
+			ended = true
 		}
 		d.mu.Unlock()
 		cancel()
+		if ended {
+			d.notify()
+		}
+	}
+}
+
+// notify calls changed, when set. The caller does not hold mu.
+func (d *docRequests) notify() {
+	if d.changed != nil {
+		d.changed()
+	}
+}
+
+// asking records that the nes/suggest registered for uri now goes to the agent.
+func (d *docRequests) asking(uri string) {
+	d.mu.Lock()
+	if r, ok := d.docs[uri]; ok && r.suggest != nil {
+		r.askedAt = time.Now()
+	}
+	d.mu.Unlock()
+	d.notify()
+}
+
+// askingSince is when the nes/suggest in flight for uri went to the agent, if one did.
+func (d *docRequests) askingSince(uri string) (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r, ok := d.docs[uri]; ok && r.suggest != nil && !r.askedAt.IsZero() {
+		return r.askedAt, true
+	}
+	return time.Time{}, false
+}
+
+// enter records that the user is in uri, a document the bridge keeps no state for (one kept
+// from the agent).
+func (d *docRequests) enter(uri string) {
+	d.mu.Lock()
+	changed := d.active != uri
+	d.active = uri
+	d.mu.Unlock()
+	if changed {
+		d.notify()
 	}
 }
 
@@ -83,6 +146,9 @@ func (d *docRequests) beginSuggest(ctx context.Context, uri string, coalesce tim
 func (d *docRequests) focus(uri string, cursor, length int) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.active != uri {
+		defer d.notify() // after the unlock
+	}
 	d.active = uri
 	r := d.get(uri)
 	if cursor >= 0 {
@@ -126,6 +192,7 @@ func (d *docRequests) lastCursor(uri string) int {
 
 // withhold marks uri as kept from the agent for its size; already says it was.
 func (d *docRequests) withhold(uri string) (already bool) {
+	defer d.notify()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r := d.get(uri)
@@ -143,6 +210,7 @@ func (d *docRequests) isWithheld(uri string) bool {
 
 // release forgets that uri was kept from the agent (closed, or small enough again).
 func (d *docRequests) release(uri string) {
+	defer d.notify()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if r, ok := d.docs[uri]; ok {
@@ -151,8 +219,9 @@ func (d *docRequests) release(uri string) {
 	}
 }
 
-// closed forgets uri's position, and that the user is in it.
+// closed forgets uri's position, and that the user is in it; its switch stays.
 func (d *docRequests) closed(uri string) {
+	defer d.notify()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if r, ok := d.docs[uri]; ok {
@@ -162,6 +231,75 @@ func (d *docRequests) closed(uri string) {
 	if d.active == uri {
 		d.active = ""
 	}
+}
+
+// automatic reports whether automatic suggestions are on for uri: its own switch, else the
+// global one.
+func (d *docRequests) automatic(uri string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.automaticLocked(uri)
+}
+
+func (d *docRequests) automaticLocked(uri string) bool {
+	if r, ok := d.docs[uri]; ok && r.sw != switchUnset {
+		return r.sw == switchOn
+	}
+	return !d.off
+}
+
+// Switch operations (setSwitch's op).
+const (
+	switchEnable  = "enable"
+	switchDisable = "disable"
+	switchToggle  = "toggle"
+)
+
+// setSwitch turns automatic suggestions on, off, or the other way (op) for uri, or for every
+// document when uri is "". The global switch clears no document's own. It returns whether they
+// are now on for uri (for "": the global switch).
+func (d *docRequests) setSwitch(uri, op string) (on bool) {
+	defer d.notify()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if uri == "" {
+		switch op {
+		case switchEnable:
+			d.off = false
+		case switchDisable:
+			d.off = true
+		default:
+			d.off = !d.off
+		}
+		return !d.off
+	}
+	switch op {
+	case switchEnable:
+		on = true
+	case switchDisable:
+		on = false
+	default:
+		on = !d.automaticLocked(uri)
+	}
+	r := d.get(uri)
+	r.sw = switchOff
+	if on {
+		r.sw = switchOn
+	}
+	return on
+}
+
+// switches is the global switch and the documents whose own switch is set, on or off.
+func (d *docRequests) switches() (global bool, docs map[string]bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	docs = map[string]bool{}
+	for uri, r := range d.docs {
+		if r.sw != switchUnset {
+			docs[uri] = r.sw == switchOn
+		}
+	}
+	return !d.off, docs
 }
 
 // held counts the documents with a position and with a nes/suggest in flight, and says whether a

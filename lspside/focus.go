@@ -39,6 +39,9 @@ func (s *Server) bridgeDidFocus(ctx context.Context, raw json.RawMessage) error 
 	defer s.fwd.Unlock()
 	snap, ok := s.docs.Get(p.TextDocument.URI)
 	if !ok {
+		if s.secret.has(p.TextDocument.URI) {
+			s.reqs.enter(p.TextDocument.URI) // the status says why nothing comes
+		}
 		// Editors enter buffers the bridge does not sync (help, terminals): nothing to say.
 		return nil
 	}

@@ -37,6 +37,7 @@ func (s *Server) snapshotAt(method string, raw json.RawMessage) (positionParams,
 	snap, ok := s.docs.Get(p.TextDocument.URI)
 	if !ok {
 		if s.secret.has(p.TextDocument.URI) {
+			s.reqs.enter(p.TextDocument.URI)
 			return p, nil, 0, errHeldBack
 		}
 		return p, nil, 0, invalidParams("%s: document not open: %s", method, p.TextDocument.URI)

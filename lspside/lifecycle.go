@@ -59,6 +59,10 @@ type initOptions struct {
 	// false clears the defaults (secrets.go).
 	Exclude         []string `json:"exclude"`
 	DefaultExcludes *bool    `json:"defaultExcludes"`
+	// Delay is how long a document must be still before automatic suggestions are asked:
+	// milliseconds or a duration string (automatic.go). Automatic false starts with them off.
+	Delay     json.RawMessage `json:"delay"`
+	Automatic *bool           `json:"automatic"`
 }
 
 // UnmarshalJSON takes an empty array as no options: Neovim encodes an empty Lua table
@@ -143,6 +147,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.ws.Store(ws)
 	s.sess.Store(&session{editorEnc: enc, init: p, client: client})
 	s.life.Store(int32(stateInitialized))
+	s.applyAutomaticOptions(ctx, p.InitializationOptions)
 	name := "unknown client"
 	if p.ClientInfo != nil {
 		name = p.ClientInfo.Name + " " + p.ClientInfo.Version
@@ -174,7 +179,7 @@ func capabilities(enc encoding.Kind, client clientCaps) protocol.ServerCapabilit
 			CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactorRewrite},
 		},
 		ExecuteCommandProvider: protocol.ExecuteCommandOptions{
-			Commands: []string{CommandAccept, CommandReject, CommandSuggest, CommandSignIn, CommandRestart},
+			Commands: []string{CommandAccept, CommandReject, CommandSuggest, CommandSignIn, CommandRestart, CommandEnable, CommandDisable, CommandToggle},
 		},
 		// The workspace's folders bound the files the agent may read; their changes are followed.
 		Workspace: &protocol.WorkspaceOptions{WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
@@ -190,8 +195,10 @@ func capabilities(enc encoding.Kind, client clientCaps) protocol.ServerCapabilit
 }
 
 func (s *Server) initialized(ctx context.Context) {
-	// Nothing to do: the agent is already starting. Its problems are shown when they happen.
+	// The agent is already starting; its problems are shown when they happen. From now on the
+	// editor hears the bridge's state (status.go).
 	_ = ctx
+	s.statusOnce.Do(func() { go s.publishStatus(s.served) })
 }
 
 func (s *Server) shutdown(ctx context.Context) (any, error) {

@@ -87,15 +87,9 @@ func (s *Server) promptedReady(ctx context.Context, name string) {
 			"each suggestion takes seconds and is billed to the agent's model. Suggestions are asked %s.", name, when))
 }
 
-// promptGate says whether a request to a prompted agent is sent, and how long it may take.
-func (s *Server) promptGate(explicit bool) (send bool, debounce, timeout time.Duration) {
-	switch {
-	case explicit:
-		return true, 0, s.cfg.PromptTimeout
-	case s.promptsMode() == PromptsAuto:
-		return true, s.cfg.PromptDebounce, s.cfg.PromptTimeout
-	}
-	return false, 0, 0
+// promptGate says whether a request to a prompted agent is sent; it may take PromptTimeout.
+func (s *Server) promptGate(explicit bool) (send bool) {
+	return explicit || s.promptsMode() == PromptsAuto
 }
 
 // progressSeq numbers the bridge's progress tokens.
@@ -108,7 +102,7 @@ func (s *Server) progress(ctx context.Context, title, message string) (end func(
 	if !s.clientSupports(func(c clientCaps) bool { return c.workDoneProgress }) {
 		return func() {}
 	}
-	token := fmt.Sprintf("acp-lsp-bridge/prompt/%d", progressSeq.Add(1))
+	token := fmt.Sprintf("acp-lsp-bridge/%d", progressSeq.Add(1))
 	begun := make(chan bool, 1)
 	go func() {
 		err := s.callEditor(context.WithoutCancel(ctx), s.cfg.ClientWait, "window/workDoneProgress/create", map[string]any{"token": token}, nil)

@@ -66,6 +66,13 @@ type Config struct {
 	// (longer than the gap between keys of a fast typist). Any other request is sent at once: the
 	// one after a typist's last key is not delayed.
 	CoalesceDelay time.Duration
+	// Delay is how long a document must be still before an automatic request asks the agent
+	// (automatic.go); zero means initializationOptions.delay, else none for an agent with Next
+	// Edit Suggestions and PromptDebounce for one asked through prompts.
+	Delay time.Duration
+	// AutomaticOff starts with automatic suggestions off (automatic.go), as
+	// initializationOptions.automatic false does.
+	AutomaticOff bool
 	// RestartDelays are the waits before restarting an agent that exited: the first exit waits
 	// RestartDelays[0], and so on, the last repeating; nil means 0.5 s, 1 s, 2 s, 4 s, 8 s.
 	RestartDelays []time.Duration
@@ -146,6 +153,14 @@ type Server struct {
 	sup *supervisor
 	// secret are the open documents kept from the agent (secrets.go).
 	secret heldBack
+	// initDelay is initializationOptions.delay, when initDelaySet (automatic.go).
+	initDelay    atomic.Int64
+	initDelaySet atomic.Bool
+	// status sends NotifyStatus when the state changes (status.go), from initialized until
+	// served is closed, as Serve returns.
+	status     *statusPublisher
+	statusOnce sync.Once
+	served     chan struct{}
 }
 
 // Serve runs the language server on in/out until the editor sends exit or closes the stream. It
@@ -184,9 +199,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		docs:   document.NewStore(),
 		reqs:   newDocRequests(),
 		exited: make(chan struct{}),
+		status: newStatusPublisher(),
+		served: make(chan struct{}),
 	}
+	defer close(s.served)
+	s.reqs.changed = s.status.changed
 	s.exitCode.Store(1)
+	if cfg.AutomaticOff {
+		s.reqs.setSwitch("", switchDisable)
+	}
 	s.sup = newSupervisor(cfg.Log, cfg.RestartLimit, RestartWindow)
+	s.sup.changed = s.status.changed
 	s.sugs = newTracker(s)
 	s.ed = editorstate.New(editorstate.Limits{})
 	if cfg.Trace != nil {

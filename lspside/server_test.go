@@ -77,7 +77,7 @@ func TestCapabilitiesAdvertiseOnlyWhatIsImplemented(t *testing.T) {
 			if got := string(caps["textDocumentSync"]); got != `{"openClose":true,"change":2,"save":{}}` {
 				t.Errorf("textDocumentSync = %s", got)
 			}
-			if got := string(caps["executeCommandProvider"]); got != `{"commands":["acp-lsp-bridge.accept","acp-lsp-bridge.reject","acp-lsp-bridge.suggest","acp-lsp-bridge.signIn","acp-lsp-bridge.restart"]}` {
+			if got := string(caps["executeCommandProvider"]); got != `{"commands":["acp-lsp-bridge.accept","acp-lsp-bridge.reject","acp-lsp-bridge.suggest","acp-lsp-bridge.signIn","acp-lsp-bridge.restart","acp-lsp-bridge.enable","acp-lsp-bridge.disable","acp-lsp-bridge.toggle"]}` {
 				t.Errorf("executeCommandProvider = %s", got)
 			}
 			if got := string(caps["codeActionProvider"]); got != `{"codeActionKinds":["quickfix","refactor.rewrite"]}` {

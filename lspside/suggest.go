@@ -51,14 +51,17 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		s.log.Debug().Str("uri", uri).Msg("empty result: the document is too large for the agent")
 		return nil, nil
 	}
-	timeout, debounce := s.cfg.SuggestTimeout, time.Duration(0)
+	if !req.explicit && !s.reqs.automatic(uri) {
+		s.log.Debug().Str("uri", uri).Msg("empty result: automatic suggestions are off for the document")
+		return nil, nil
+	}
+	timeout := s.cfg.SuggestTimeout
 	if agent.Prompted() {
-		send, d, t := s.promptGate(req.explicit)
-		if !send {
+		if !s.promptGate(req.explicit) {
 			s.log.Debug().Str("uri", uri).Msg("empty result: an automatic request, and the agent is asked through prompts only when you ask")
 			return nil, nil
 		}
-		timeout, debounce = t, d
+		timeout = s.cfg.PromptTimeout
 	}
 	wait, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -73,24 +76,26 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	if want := agent.Context(); want.Any() {
 		params.Context = s.suggestContext(want, req, agentEnc)
 	}
-	// At most one nes/suggest in flight per document: a newer request supersedes this one. One
-	// that supersedes another asked for only moments before waits a moment first, so that a burst
-	// of keystrokes asks the agent once at its end, not once per key; at a typist's pace each key
-	// asks at once (the superseded request is cancelled, which aborts the agent's work), so the
-	// suggestion after the last key comes in the agent's own time.
+	// At most one nes/suggest in flight per document: a newer request supersedes this one. An
+	// automatic one that supersedes another asked for only moments before waits a moment first,
+	// so that a burst of keystrokes asks the agent once at its end, not once per key; at a
+	// typist's pace each key asks at once (the superseded request is cancelled, which aborts the
+	// agent's work), so the suggestion after the last key comes in the agent's own time. With a
+	// delay (automatic.go), an automatic request waits until the document has been still that
+	// long. What the user asks for by hand goes at once.
+	began := time.Now()
 	sctx, burst, done := s.reqs.beginSuggest(wait, uri, s.cfg.CoalesceDelay)
 	defer done()
-	if burst || debounce > 0 {
-		delay := max(debounce, s.cfg.CoalesceDelay)
-		select {
-		case <-time.After(delay):
-		case <-sctx.Done():
+	if !req.explicit {
+		if !s.untilStill(sctx, req, s.automaticDelay(agent.Prompted()), burst, began, s.cfg.CoalesceDelay) {
 			if ctx.Err() != nil {
 				return nil, errCancelled
 			}
+			s.log.Debug().Str("uri", uri).Msg("empty result: superseded, or the document changed, within the delay")
 			return nil, nil
 		}
 	}
+	s.reqs.asking(uri)
 	var endProgress func()
 	if agent.Prompted() {
 		endProgress = s.progress(ctx, "acp-lsp-bridge", "asking "+agent.Name()+"…")

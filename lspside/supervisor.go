@@ -72,6 +72,9 @@ type supervisor struct {
 	// Windows a process joins its Job Object only once started).
 	spawning  sync.WaitGroup
 	closeOnce sync.Once
+	// changed, when set, is called (under the lock: it must not block) after each change of
+	// state or of what the user was told.
+	changed func()
 }
 
 func newSupervisor(log zerolog.Logger, restartLimit int, restartWindow time.Duration) *supervisor {
@@ -84,6 +87,9 @@ func (v *supervisor) move(to agentState) bool {
 		if ok == to {
 			v.log.Debug().Str("from", v.state.String()).Str("to", to.String()).Uint64("generation", v.gen).Msg("agent state")
 			v.state = to
+			if v.changed != nil {
+				v.changed()
+			}
 			return true
 		}
 	}

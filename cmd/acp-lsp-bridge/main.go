@@ -98,6 +98,8 @@ type config struct {
 	maxEditor      int
 	exclude        []string
 	noDefaultExcl  bool
+	delay          time.Duration
+	automatic      bool
 }
 
 func main() {
@@ -170,6 +172,8 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		MaxMessageBytes: cfg.maxMessage,
 		Prompts:         cfg.prompts,
 		PromptTimeout:   cfg.promptTimeout,
+		Delay:           cfg.delay,
+		AutomaticOff:    !cfg.automatic,
 
 		MaxEditorMessageBytes: cfg.maxEditor,
 		Exclude:               cfg.exclude,
@@ -206,6 +210,12 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		return nil
 	})
 	fs.BoolVar(&cfg.noDefaultExcl, "no-default-excludes", false, "send the agent the files that the default exclusion globs keep from it (.env, keys, ...); initializationOptions.defaultExcludes: false does the same")
+	fs.Func("delay", "how long a document must be still (no typing, no cursor move) before the agent is asked for suggestions while you type: a number of `milliseconds` (300) or a duration (300ms); what you ask for by hand goes at once. Default: none for an agent with Next Edit Suggestions, 600ms for one asked through prompts; 150-300ms suits a local model (README, \"When suggestions are asked\"). initializationOptions.delay sets it too, this flag wins", func(v string) error {
+		d, err := lspside.ParseDelay(v)
+		cfg.delay = d
+		return err
+	})
+	fs.BoolVar(&cfg.automatic, "automatic", true, "ask the agent for suggestions while you type; --automatic=false starts with them off (what you ask for by hand still works; the command acp-lsp-bridge.enable turns them on). initializationOptions.automatic: false does the same")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
 	fs.Usage = func() {}

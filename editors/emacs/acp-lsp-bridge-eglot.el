@@ -14,6 +14,8 @@
 ;;   (setq acp-lsp-bridge-args '("--exclude" "secrets/**"))   ; kept from the agent, besides
 ;;     the defaults (.env, keys, .ssh/**, ...; docs/security.md); repeat --exclude for more
 ;;   (setq acp-lsp-bridge-program "C:/Users/you/go/bin/acp-lsp-bridge.exe") ; the same, on Windows
+;;   (setq acp-lsp-bridge-args '("--delay" "250"))  ; ask while typing only once the buffer has
+;;     been still 250 ms (for a local model); "--automatic=false" starts with it off (C-c n t)
 ;;   (require 'acp-lsp-bridge-eglot)
 ;;   (add-hook 'prog-mode-hook #'eglot-ensure)                    ; or M-x eglot once per project
 ;;   (add-hook 'text-mode-hook #'eglot-ensure)
@@ -42,6 +44,8 @@
 ;;             the best suggestion applies and asks "Apply" or "Dismiss" in the minibuffer.
 ;;   C-c n k   dismiss this file's suggestions (acp-lsp-bridge.reject; nes/reject "rejected");
 ;;             with C-u, every file's.
+;;   C-c n t   suggestions while typing off or on for this file (acp-lsp-bridge.toggle); C-u: for
+;;             every file.  What you ask for (C-c n n, code actions) still works while they are off.
 ;;   C-c n s   sign in again, for an agent that waits for it (acp-lsp-bridge.signIn).
 ;;   C-c n r   restart the agent (acp-lsp-bridge.restart); M-x eglot-reconnect restarts the bridge.
 ;;
@@ -185,18 +189,19 @@ contact (M-x eglot with C-u) counts too."
     (user-error "acp-lsp-bridge does not manage this buffer (M-x eglot starts it)"))
   (eglot-current-server))
 
-(defun acp-lsp-bridge-eglot--execute (command arguments)
+(defun acp-lsp-bridge-eglot--execute (command arguments &optional then)
   "Send workspace/executeCommand COMMAND with ARGUMENTS, a vector.
 Without waiting, unlike `eglot-execute': acp-lsp-bridge.suggest
 answers only once you have chosen Apply or Dismiss, and a
 synchronous request would give up after
-`jsonrpc-default-request-timeout' with the question still open."
+`jsonrpc-default-request-timeout' with the question still open.
+THEN, when given, is called with the command's answer."
   (let ((server (acp-lsp-bridge-eglot--server)))
     ;; Send pending changes first, so that positions refer to the text the bridge has.
     (eglot--signal-textDocument/didChange)
     (jsonrpc-async-request
      server :workspace/executeCommand `(:command ,command :arguments ,arguments)
-     :success-fn #'ignore
+     :success-fn (or then #'ignore)
      :error-fn (lambda (err)
                  (message "[acp-lsp-bridge] %s failed: %s" command (plist-get err :message)))
      :timeout-fn (lambda () (message "[acp-lsp-bridge] %s: no answer" command))
@@ -234,8 +239,23 @@ With prefix argument ALL, dismiss every suggestion."
   (interactive)
   (acp-lsp-bridge-eglot--execute "acp-lsp-bridge.restart" []))
 
+(defun acp-lsp-bridge-eglot-toggle (&optional all)
+  "Turn suggestions while typing off or on for this file.
+With prefix argument ALL, for every file.  What you ask for by
+hand (C-c n n, code actions) still works while they are off."
+  (interactive "P")
+  (acp-lsp-bridge-eglot--server)
+  (let ((where (if all "every file" (buffer-name))))
+    (acp-lsp-bridge-eglot--execute
+     "acp-lsp-bridge.toggle"
+     (if all [] (vector (list :uri (plist-get (eglot--TextDocumentIdentifier) :uri))))
+     (lambda (res)
+       (message "[acp-lsp-bridge] suggestions while typing are %s for %s"
+                (if (eq (plist-get res :automatic) t) "on" "off") where)))))
+
 (defvar-keymap acp-lsp-bridge-eglot-command-map
   :doc "acp-lsp-bridge commands, under C-c n."
+  "t" #'acp-lsp-bridge-eglot-toggle
   "a" #'eglot-code-actions
   "n" #'acp-lsp-bridge-eglot-suggest
   "k" #'acp-lsp-bridge-eglot-reject
@@ -246,12 +266,40 @@ With prefix argument ALL, dismiss every suggestion."
   :doc "Keys of `acp-lsp-bridge-eglot-mode'."
   "C-c n" acp-lsp-bridge-eglot-command-map)
 
+(defvar acp-lsp-bridge-eglot--statuses (make-hash-table :test #'eq :weakness 'key)
+  "Each bridge's latest acp-lsp-bridge/status, by Eglot server.
+A plist (:state :message :uri :agent).")
+
+(defconst acp-lsp-bridge-eglot--lighters
+  '(("starting" . " NES:starting") ("signingIn" . " NES:sign-in") ("ready" . " NES")
+    ("asking" . " NES:asking") ("off" . " NES:off") ("excluded" . " NES:excluded")
+    ("failed" . " NES:failed"))
+  "The mode-line lighter of each state of the bridge.")
+
+(defun acp-lsp-bridge-eglot--lighter ()
+  "The mode-line lighter: the bridge's state, as it last said it."
+  (let* ((status (gethash (eglot-current-server) acp-lsp-bridge-eglot--statuses))
+         (state (plist-get status :state)))
+    (propertize (or (cdr (assoc state acp-lsp-bridge-eglot--lighters)) " NES")
+                'help-echo (or (plist-get status :message) "acp-lsp-bridge"))))
+
+(cl-defmethod eglot-handle-notification
+  (server (_method (eql acp-lsp-bridge/status)) &key state message uri agent &allow-other-keys)
+  "Keep SERVER's state (STATE, MESSAGE, URI, AGENT) and show it in the mode line."
+  (puthash server (list :state state :message message :uri uri :agent agent)
+           acp-lsp-bridge-eglot--statuses)
+  (force-mode-line-update t))
+
 (define-minor-mode acp-lsp-bridge-eglot-mode
   "Keys for acp-lsp-bridge, in buffers it manages through Eglot.
-Turned on and off with Eglot's management of the buffer.
+Turned on and off with Eglot's management of the buffer.  Its
+mode-line lighter is the bridge's state: NES when ready,
+NES:asking, NES:starting, NES:off (suggestions while typing are
+off), NES:excluded (the file is kept from the agent),
+NES:sign-in, NES:failed; the mouse shows the bridge's message.
 
 \\{acp-lsp-bridge-eglot-mode-map}"
-  :lighter nil
+  :lighter (:eval (acp-lsp-bridge-eglot--lighter))
   :keymap acp-lsp-bridge-eglot-mode-map)
 
 ;;; Focus: acp-lsp-bridge/didFocus

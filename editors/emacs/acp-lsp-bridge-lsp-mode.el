@@ -20,6 +20,8 @@
 ;;   (setq acp-lsp-bridge-args '("--exclude" "secrets/**"))   ; kept from the agent, besides
 ;;     the defaults (.env, keys, .ssh/**, ...; docs/security.md); repeat --exclude for more
 ;;   (setq acp-lsp-bridge-program "C:/Users/you/go/bin/acp-lsp-bridge.exe") ; the same, on Windows
+;;   (setq acp-lsp-bridge-args '("--delay" "250"))  ; ask while typing only once the buffer has
+;;     been still 250 ms (for a local model); "--automatic=false" starts with it off (C-c n t)
 ;;   (with-eval-after-load 'lsp-mode (require 'acp-lsp-bridge-lsp-mode))
 ;;   (add-hook 'prog-mode-hook #'lsp-deferred)
 ;;
@@ -47,6 +49,8 @@
 ;;   C-c n n   ask the agent now (acp-lsp-bridge.suggest): the bridge shows where its best
 ;;             suggestion applies and asks "Apply" or "Dismiss"
 ;;   C-c n k   dismiss this file's suggestions (acp-lsp-bridge.reject); C-u: every file's
+;;   C-c n t   suggestions while typing off or on for this file (acp-lsp-bridge.toggle);
+;;             C-u: for every file.  What you ask for (C-c n n, code actions) still works.
 ;;   C-c n s   sign in again (acp-lsp-bridge.signIn)
 ;;   C-c n r   restart the agent (acp-lsp-bridge.restart); M-x lsp-workspace-restart restarts
 ;;             the bridge
@@ -115,14 +119,15 @@ Modes derived from them count too."
                   (lsp-workspaces))
       (user-error "acp-lsp-bridge does not manage this buffer (M-x lsp starts it)")))
 
-(defun acp-lsp-bridge-lsp--execute (command arguments)
+(defun acp-lsp-bridge-lsp--execute (command arguments &optional then)
   "Send workspace/executeCommand COMMAND with ARGUMENTS, a vector.
 To the bridge only, without waiting: acp-lsp-bridge.suggest
-answers only once you have chosen Apply or Dismiss."
+answers only once you have chosen Apply or Dismiss.  THEN, when
+given, is called with the command's answer."
   (with-lsp-workspace (acp-lsp-bridge-lsp--workspace)
     (lsp-request-async "workspace/executeCommand"
                        (list :command command :arguments arguments)
-                       #'ignore
+                       (or then #'ignore)
                        :mode 'detached
                        :error-handler
                        (lambda (err)
@@ -163,8 +168,22 @@ With prefix argument ALL, dismiss every suggestion."
   (interactive)
   (acp-lsp-bridge-lsp--execute "acp-lsp-bridge.restart" []))
 
+(defun acp-lsp-bridge-lsp-toggle (&optional all)
+  "Turn suggestions while typing off or on for this file.
+With prefix argument ALL, for every file.  What you ask for by
+hand (C-c n n, code actions) still works while they are off."
+  (interactive "P")
+  (let ((where (if all "every file" (buffer-name))))
+    (acp-lsp-bridge-lsp--execute
+     "acp-lsp-bridge.toggle"
+     (if all [] (vector (list :uri (lsp--buffer-uri))))
+     (lambda (res)
+       (message "acp-lsp-bridge: suggestions while typing are %s for %s"
+                (if (eq (lsp-get res :automatic) t) "on" "off") where)))))
+
 (defvar acp-lsp-bridge-lsp-command-map
   (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "t") #'acp-lsp-bridge-lsp-toggle)
     (define-key map (kbd "i") #'lsp-inline-completion-display)
     (define-key map (kbd "a") #'lsp-execute-code-action)
     (define-key map (kbd "n") #'acp-lsp-bridge-lsp-suggest)
@@ -180,11 +199,43 @@ With prefix argument ALL, dismiss every suggestion."
     map)
   "Keys of `acp-lsp-bridge-lsp-mode'.")
 
+(defvar acp-lsp-bridge-lsp--statuses (make-hash-table :test #'eq :weakness 'key)
+  "Each bridge's latest acp-lsp-bridge/status, by lsp-mode workspace.
+A plist (:state :message :uri :agent).")
+
+(defconst acp-lsp-bridge-lsp--lighters
+  '(("starting" . " NES:starting") ("signingIn" . " NES:sign-in") ("ready" . " NES")
+    ("asking" . " NES:asking") ("off" . " NES:off") ("excluded" . " NES:excluded")
+    ("failed" . " NES:failed"))
+  "The mode-line lighter of each state of the bridge.")
+
+(defun acp-lsp-bridge-lsp--lighter ()
+  "The mode-line lighter: the bridge's state, as it last said it."
+  (let* ((ws (cl-find-if (lambda (ws)
+                               (eq (lsp--client-server-id (lsp--workspace-client ws)) 'acp-lsp-bridge))
+                             (lsp-workspaces)))
+         (status (and ws (gethash ws acp-lsp-bridge-lsp--statuses)))
+         (state (plist-get status :state)))
+    (propertize (or (cdr (assoc state acp-lsp-bridge-lsp--lighters)) " NES")
+                'help-echo (or (plist-get status :message) "acp-lsp-bridge"))))
+
+(defun acp-lsp-bridge-lsp--status-handler (workspace params)
+  "Keep WORKSPACE's acp-lsp-bridge/status PARAMS and show it in the mode line."
+  (puthash workspace
+           (list :state (lsp-get params :state) :message (lsp-get params :message)
+                 :uri (lsp-get params :uri) :agent (lsp-get params :agent))
+           acp-lsp-bridge-lsp--statuses)
+  (force-mode-line-update t))
+
 (define-minor-mode acp-lsp-bridge-lsp-mode
   "Keys for acp-lsp-bridge, in buffers it manages through lsp-mode.
+Its mode-line lighter is the bridge's state: NES when ready,
+NES:asking, NES:starting, NES:off (suggestions while typing are
+off), NES:excluded (the file is kept from the agent),
+NES:sign-in, NES:failed; the mouse shows the bridge's message.
 
 \\{acp-lsp-bridge-lsp-mode-map}"
-  :lighter nil
+  :lighter (:eval (acp-lsp-bridge-lsp--lighter))
   :keymap acp-lsp-bridge-lsp-mode-map)
 
 (defun acp-lsp-bridge-lsp--opened ()
@@ -210,6 +261,10 @@ With prefix argument ALL, dismiss every suggestion."
   :server-id 'acp-lsp-bridge
   :add-on? t
   :initialization-options #'acp-lsp-bridge-lsp--initialization-options
+  :notification-handlers (let ((handlers (make-hash-table :test #'equal)))
+                           (puthash "acp-lsp-bridge/status" #'acp-lsp-bridge-lsp--status-handler
+                                    handlers)
+                           handlers)
   :action-handlers (let ((handlers (make-hash-table :test #'equal)))
                      (puthash "acp-lsp-bridge.accept" #'acp-lsp-bridge-lsp--accept-handler
                               handlers)

@@ -34,6 +34,10 @@ agent = { command = "acp-lsp-bridge", args = ["agent"] }
 # completion = false   # code actions only, no completion items
 # Files the agent never sees, besides the defaults (.env, keys, .ssh/**, ...; docs/security.md):
 # exclude = ["secrets/**", "*.local"]
+# Ask while you type only once the buffer has been still 250 ms (a local model); false: start with
+# the asking while you type off (acp-toggle turns it on):
+# delay = 250
+# automatic = false
 }
 
 # Attach the bridge to every buffer with a filetype, next to the servers kakoune-lsp (or your
@@ -57,9 +61,13 @@ define-command acp-reject -docstring 'acp-lsp-bridge: dismiss every suggestion' 
 define-command acp-restart -docstring 'acp-lsp-bridge: restart the agent' %{
     lsp-execute-command acp-lsp-bridge.restart '[]'
 }
+define-command acp-toggle -docstring 'acp-lsp-bridge: suggestions while typing off or on, for every buffer' %{
+    lsp-execute-command acp-lsp-bridge.toggle '[]'
+}
 define-command acp-sign-in -docstring 'acp-lsp-bridge: ask again how to sign in to the agent' %{
     lsp-execute-command acp-lsp-bridge.signIn '[]'
 }
 
 # Keys, in the `lsp` user mode that kakoune-lsp defines (`a` there is lsp-code-actions).
 map global lsp N ': acp-reject<ret>' -docstring 'acp-lsp-bridge: dismiss suggestions'
+map global lsp T ': acp-toggle<ret>' -docstring 'acp-lsp-bridge: suggestions while typing off or on'

@@ -50,7 +50,16 @@ type Record struct {
 	Created   []json.RawMessage // window/workDoneProgress/create params
 	Progress  []json.RawMessage // $/progress params
 	Cancels   []json.RawMessage // $/cancelRequest params
+	Statuses  []Status          // acp-lsp-bridge/status params
 	Ended     bool              // the bridge's side of the connection ended
+}
+
+// Status is the params of the bridge's acp-lsp-bridge/status notification.
+type Status struct {
+	State   string `json:"state"`
+	Message string `json:"message"`
+	URI     string `json:"uri"`
+	Agent   string `json:"agent"`
 }
 
 func (r *Record) clone() Record {
@@ -64,6 +73,7 @@ func (r *Record) clone() Record {
 		Created:   append([]json.RawMessage(nil), r.Created...),
 		Progress:  append([]json.RawMessage(nil), r.Progress...),
 		Cancels:   append([]json.RawMessage(nil), r.Cancels...),
+		Statuses:  append([]Status(nil), r.Statuses...),
 		Ended:     r.Ended,
 	}
 }
@@ -128,6 +138,21 @@ func SaidAfter(n int, substr string) Expectation {
 // Applied expects n workspace/applyEdit requests.
 func Applied(n int) Expectation {
 	return atLeast(n, "workspace/applyEdit requests", func(r *Record) int { return len(r.Applied) })
+}
+
+// StatusIs expects the bridge's latest acp-lsp-bridge/status to have this state, and to concern
+// uri when uri is not empty.
+func StatusIs(state, uri string) Expectation {
+	return Expectation{
+		Description: fmt.Sprintf("acp-lsp-bridge/status %q for %q as the latest", state, uri),
+		Met: func(r *Record) bool {
+			if len(r.Statuses) == 0 {
+				return false
+			}
+			last := r.Statuses[len(r.Statuses)-1]
+			return last.State == state && (uri == "" || last.URI == uri)
+		},
+	}
 }
 
 // Disconnected expects the bridge to have ended the connection.
@@ -237,6 +262,10 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		e.record(func(r *Record) { r.Logs, r.Said = append(r.Logs, msg.Message), append(r.Said, msg.Message) })
 	case "$/cancelRequest":
 		e.record(func(r *Record) { r.Cancels = append(r.Cancels, params) })
+	case "acp-lsp-bridge/status":
+		var st Status
+		_ = json.Unmarshal(params, &st)
+		e.record(func(r *Record) { r.Statuses = append(r.Statuses, st) })
 	case "window/workDoneProgress/create":
 		e.record(func(r *Record) { r.Created = append(r.Created, params) })
 		return nil, nil

@@ -187,6 +187,28 @@ function M.check()
 
   health.start('acp-lsp-bridge: position encoding')
   check_encoding()
+
+  health.start('acp-lsp-bridge: status')
+  local clients = vim.lsp.get_clients({ name = 'acp' })
+  if #clients == 0 then
+    health.info('no acp client runs: nothing to show')
+  end
+  local state = require('acp_lsp_bridge.state')
+  for _, client in ipairs(clients) do
+    local st = state.by_client[client.id]
+    if not st then
+      health.info(('client %d: the bridge has said nothing of its state yet'):format(client.id))
+    else
+      local line = ('client %d: %s: %s (%s)'):format(client.id, st.state, st.message or '', os.date('%H:%M:%S', st.time))
+      if st.state == 'failed' then
+        health.error(line, { 'Read the message above and the bridge\'s log; :lsp restart acp tries again' })
+      elseif st.state == 'signingIn' then
+        health.warn(line, { 'Run the command acp-lsp-bridge.signIn, or set the agent\'s key in its environment' })
+      else
+        health.ok(line)
+      end
+    end
+  end
 end
 
 return M

@@ -23,6 +23,12 @@ local defaults = {
   -- *.key, id_rsa*, .ssh/**, ...), matched at any depth: e.g. { 'secrets/**', '*.local' }
   exclude = {},
   default_excludes = true, -- false: the defaults keep nothing back
+  -- milliseconds the buffer must be still (no typing, no cursor move) before the agent is asked
+  -- while you type; what you ask for (<M-CR>, code actions) goes at once. nil: the bridge's
+  -- default, none for an NES agent, 600 for an agent asked through prompts; 150-300 suits a local
+  -- model
+  delay = nil,
+  automatic = true, -- false: start with suggestions while typing off (:AcpLspBridge enable)
   keys = {
     accept = '<Tab>', -- insert: accept the ghost text
     dismiss = '<C-]>', -- insert: hide it and tell the agent (nes/reject "rejected")
@@ -44,8 +50,8 @@ end
 -- key name, an agent given as one string with spaces (the bridge never runs a shell).
 local function check(opts)
   for k in pairs(opts) do
-    if defaults[k] == nil and k ~= 'agent' and k ~= 'filetypes' then
-      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, keys, focus, diagnostics'):format(k))
+    if defaults[k] == nil and k ~= 'agent' and k ~= 'filetypes' and k ~= 'delay' then
+      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, delay, automatic, keys, focus, diagnostics'):format(k))
     end
   end
   if type(opts.agent) == 'string' then
@@ -76,6 +82,12 @@ local function check(opts)
   end
   if type(opts.default_excludes) ~= 'boolean' then
     fail('default_excludes must be true or false')
+  end
+  if opts.delay ~= nil and (type(opts.delay) ~= 'number' or opts.delay < 0 or opts.delay > 60000) then
+    fail(('delay = %s: want milliseconds from 0 to 60000, e.g. 250; leave it out for the bridge\'s default'):format(vim.inspect(opts.delay)))
+  end
+  if type(opts.automatic) ~= 'boolean' then
+    fail('automatic must be true or false')
   end
   for k, v in pairs(opts.keys) do
     if defaults.keys[k] == nil then
@@ -228,15 +240,24 @@ end
 -- Requests to the bridge in flight, per buffer, for status().
 local pending = {}
 
---- For the statusline: "⋯ next edit" while the agent is being asked for the current buffer, ""
---- otherwise. Needs setup().
+--- For the statusline: the bridge's state for the current buffer, as the bridge last said it
+--- (acp-lsp-bridge/status): "✓ next edit" ready, "⋯ next edit" while the agent is asked (at once,
+--- after setup()), "… next edit" starting, "○ next edit off" (the switch), "⊘ next edit" a file
+--- kept from the agent, "⚿ next edit: sign in", "✗ next edit" the agent gave up; "" where the
+--- bridge does not run.
 ---@return string
 function M.status()
-  local reqs = pending[api.nvim_get_current_buf()]
+  local buf = api.nvim_get_current_buf()
+  local client = client_of(buf)
+  if not client then
+    return ''
+  end
+  local reqs = pending[buf]
   if reqs and next(reqs) ~= nil then
     return '⋯ next edit'
   end
-  return ''
+  local st = require('acp_lsp_bridge.state').by_client[client.id]
+  return st and require('acp_lsp_bridge.state').labels[st.state] or ''
 end
 
 local function attached(buf)
@@ -250,6 +271,44 @@ local function attached(buf)
   if M.options.diagnostics and #vim.diagnostic.get(buf) > 0 then
     send_diagnostics(buf)
   end
+end
+
+-- The switch commands' answers, per buffer ("" for the global switch), for :checkhealth.
+M.switched = {}
+
+--- Turns suggestions while typing on, off, or the other way (op: 'enable', 'disable', 'toggle'),
+--- for every buffer, or for the current one when opts.buffer; what you ask for by hand still works.
+--- Says what is now in force. Needs setup().
+---@param op 'enable'|'disable'|'toggle'
+---@param opts? {buffer?: boolean}
+function M.switch(op, opts)
+  local buf = api.nvim_get_current_buf()
+  local client = client_of(buf)
+  if not client then
+    for _, c in ipairs(vim.lsp.get_clients({ name = 'acp' })) do
+      client = c
+      break
+    end
+  end
+  if not client then
+    vim.notify('acp-lsp-bridge: the bridge is not running', vim.log.levels.WARN)
+    return
+  end
+  local arguments = {}
+  local where = 'every buffer'
+  if opts and opts.buffer then
+    arguments = { { uri = vim.uri_from_bufnr(buf) } }
+    where = vim.fn.fnamemodify(api.nvim_buf_get_name(buf), ':t')
+  end
+  client:request('workspace/executeCommand', { command = 'acp-lsp-bridge.' .. op, arguments = arguments }, function(err, res)
+    if err then
+      vim.notify('acp-lsp-bridge: ' .. op .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local on = type(res) == 'table' and res.automatic == true
+    M.switched[(opts and opts.buffer) and vim.uri_from_bufnr(buf) or ''] = on
+    vim.notify(('acp-lsp-bridge: suggestions while typing are %s for %s%s'):format(on and 'on' or 'off', where, on and '' or ' (<M-CR> still asks)'))
+  end, buf)
 end
 
 --- Configures and enables the 'acp' language server (lsp/acp.lua) with these options, and sets up
@@ -279,7 +338,13 @@ function M.setup(opts)
   -- (vim.lsp.config merges into what it has). An empty exclude list goes as [] either way.
   local config = {
     cmd = build_cmd(opts),
-    init_options = { prompts = opts.prompts, exclude = opts.exclude, defaultExcludes = opts.default_excludes },
+    init_options = {
+      prompts = opts.prompts,
+      exclude = opts.exclude,
+      defaultExcludes = opts.default_excludes,
+      delay = opts.delay or vim.NIL,
+      automatic = opts.automatic,
+    },
   }
   if opts.filetypes then
     config.filetypes = opts.filetypes
@@ -325,6 +390,30 @@ function M.setup(opts)
       pending[buf] = pending[buf] or {}
       pending[buf][ev.data.request_id] = req.type == 'pending' or nil
       vim.cmd('redrawstatus')
+    end,
+  })
+
+  -- :AcpLspBridge enable|disable|toggle [buffer]
+  api.nvim_create_user_command('AcpLspBridge', function(cmd)
+    local op, scope = cmd.fargs[1], cmd.fargs[2]
+    if op ~= 'enable' and op ~= 'disable' and op ~= 'toggle' then
+      vim.notify('AcpLspBridge: want enable, disable or toggle, then "buffer" for this buffer only', vim.log.levels.ERROR)
+      return
+    end
+    if scope ~= nil and scope ~= 'buffer' and scope ~= 'global' then
+      vim.notify(('AcpLspBridge %s %s: want "buffer" or "global" (the default)'):format(op, scope), vim.log.levels.ERROR)
+      return
+    end
+    M.switch(op, { buffer = scope == 'buffer' })
+  end, {
+    nargs = '+',
+    desc = 'acp-lsp-bridge: suggestions while typing on or off, for every buffer or this one',
+    complete = function(_, line)
+      local n = #vim.split(line, '%s+', { trimempty = true })
+      if n <= 1 or (n == 2 and not line:match('%s$')) then
+        return { 'enable', 'disable', 'toggle' }
+      end
+      return { 'buffer', 'global' }
     end,
   })
 

@@ -14,6 +14,8 @@
 ;;     script answers Apply); the edit is applied and the agent hears nes/accept.
 ;;  4. C-c n k (acp-lsp-bridge.reject) after a code-action request made b.txt's suggestion live:
 ;;     the agent hears nes/reject "rejected", b.txt is unchanged.
+;;  4b. C-c n t (acp-lsp-bridge.toggle): "off for b.txt", and the mode line's lighter says NES:off;
+;;      C-u C-c n t: "off for every file".
 ;;  5. C-c n s (acp-lsp-bridge.signIn): the bridge says there is nothing to sign in to.
 ;;  6. C-c n r (acp-lsp-bridge.restart): a second agent process gets initialize and both files.
 ;;
@@ -33,6 +35,20 @@
                              (or (null pred) (funcall pred params))
                              (or params t))))
                     (acp-test--agent-messages agent-log))))
+
+(defun acp-test--lighter (mode)
+  "MODE's lighter in the current buffer, as the mode line shows it; nil when MODE is off."
+  (let ((entry (cadr (assq mode minor-mode-alist))))
+    (and (symbol-value mode)
+         (substring-no-properties
+          (if (eq (car-safe entry) :eval) (eval (cadr entry) t) (format "%s" entry))))))
+
+(defun acp-test--said (text)
+  "Whether *Messages* holds TEXT."
+  (with-current-buffer "*Messages*"
+    (save-excursion
+      (goto-char (point-min))
+      (search-forward text nil t))))
 
 (defun acp-test--uri (buf)
   (with-current-buffer buf (plist-get (eglot--TextDocumentIdentifier) :uri)))
@@ -158,6 +174,22 @@
                                                                (equal (plist-get p :reason) "rejected")))))
                         (format "nes/reject %s \"rejected\"" rejected) 10)
     (acp-test--check (equal (buffer-string) b-text) "b.txt changed: %S" (buffer-string))
+
+    ;; 4b. C-c n t: suggestions while typing off for b.txt; C-u C-c n t: the other way for every
+    ;; file. Each says what is now in force.
+    (acp-test--press "C-c n t")
+    (acp-test--wait-for (lambda () (acp-test--said "suggestions while typing are off for b.txt"))
+                        "the message after C-c n t" 10)
+    ;; The mode line's lighter follows the bridge's acp-lsp-bridge/status. Batch mode draws no
+    ;; mode line (format-mode-line gives ""), so the lighter's construct in `minor-mode-alist' is
+    ;; evaluated as the mode line would.
+    (acp-test--wait-for (lambda () (equal (acp-test--lighter 'acp-lsp-bridge-eglot-mode) " NES:off"))
+                        (format "NES:off as the mode's lighter, which is %S"
+                                (acp-test--lighter 'acp-lsp-bridge-eglot-mode))
+                        10)
+    (acp-test--press "C-u C-c n t")
+    (acp-test--wait-for (lambda () (acp-test--said "suggestions while typing are off for every file"))
+                        "the message after C-u C-c n t" 10)
 
     ;; 5. C-c n s: nothing to sign in to, says the bridge.
     (acp-test--press "C-c n s")

@@ -14,21 +14,16 @@ local api = vim.api
 local T = dofile(os.getenv('NVIM_TEST_LIB'))
 local check, wait_for, sleep, ghost, agent_msgs = T.check, T.wait_for, T.sleep, T.ghost, T.agent_msgs
 
-local f = assert(io.open(T.dir .. '/rules.json', 'w'))
-f:write('[{"when":"retur","find":"retur","replace":"return nil"},{"when":"fmt.Prin","find":"fmt.Prin","replace":"fmt.Println(err)"}]')
-f:close()
+local RULES = '[{"when":"retur","find":"retur","replace":"return nil"},{"when":"fmt.Prin","find":"fmt.Prin","replace":"fmt.Println(err)"}]'
 T.install()
 local acp = require('acp_lsp_bridge')
-acp.setup({ agent = { os.getenv('ACP_TEST_AGENT'), '--rules', T.dir .. '/rules.json', '--log', T.agent_log } })
+acp.setup({ agent = T.scripted_agent(RULES) })
 
-local function type_at_end(row, text)
-  api.nvim_win_set_cursor(0, { row, #api.nvim_buf_get_lines(0, row - 1, row, false)[1] })
-  api.nvim_input('A' .. text)
-end
+local type_at_end = T.type_at_end
 
 T.run(function()
   local buf = T.edit(T.dir .. '/main.go', 'package main\n\nfunc f() error {\n\t\n\t\n}\n')
-  check(acp.status() == '', 'status() is not empty before any request')
+  check(wait_for(function() return acp.status() == '✓ next edit' end, 5000), 'status() is not "✓ next edit" before any request: ' .. acp.status())
   check(wait_for(function() return #agent_msgs('document/didOpen') > 0 end, 10000), 'the agent never got the document')
   -- vim.lsp.inline_completion sets the buffer up in a vim.schedule after LspAttach; keys typed
   -- before that ask nothing. Give it time on a loaded machine.
@@ -40,7 +35,7 @@ T.run(function()
   api.nvim_create_autocmd('LspRequest', {
     callback = function(ev)
       if ev.data.request and ev.data.request.type == 'pending' then
-        saw_busy = saw_busy or acp.status() ~= ''
+        saw_busy = saw_busy or acp.status() == '⋯ next edit'
       end
     end,
   })
@@ -51,7 +46,7 @@ T.run(function()
     check(wait_for(function() return #agent_msgs('nes/accept') == 1 end, 3000), 'the agent did not hear nes/accept')
   end
   check(saw_busy, 'status() never showed the request in flight')
-  check(wait_for(function() return acp.status() == '' end, 3000), 'status() stays busy')
+  check(wait_for(function() return acp.status() == '✓ next edit' end, 3000), 'status() stays busy: ' .. acp.status())
   api.nvim_input('<Esc>')
   sleep(50)
 

@@ -102,6 +102,22 @@ end
 -- ACP_PLUGIN_REPO (the working tree's plugin files, committed there by the Go test): vim.pack
 -- clones it into stdpath('data') and adds it to the runtimepath. confirm = false: the first install
 -- would otherwise ask, and nobody answers a headless Neovim.
+-- T.scripted_agent writes the test agent's rules (a JSON text) to rules.json in the workspace and
+-- returns the agent's command: the scripted test agent with those rules, logging to T.agent_log,
+-- with extra arguments after.
+function T.scripted_agent(rules, ...)
+  local f = assert(io.open(T.dir .. '/rules.json', 'w'))
+  f:write(rules)
+  f:close()
+  return { os.getenv('ACP_TEST_AGENT'), '--rules', T.dir .. '/rules.json', '--log', T.agent_log, ... }
+end
+
+-- T.type_at_end moves the cursor to the end of row (1-based) and types text there (A, then text).
+function T.type_at_end(row, text)
+  vim.api.nvim_win_set_cursor(0, { row, #vim.api.nvim_buf_get_lines(0, row - 1, row, false)[1] })
+  vim.api.nvim_input('A' .. text)
+end
+
 function T.install()
   vim.pack.add({ { src = 'file://' .. os.getenv('ACP_PLUGIN_REPO'), name = 'acp-lsp-bridge' } }, { confirm = false })
 end

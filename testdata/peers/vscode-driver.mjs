@@ -37,6 +37,10 @@
 //   {"op":"click","contains":"...","button":"Apply"}  click a button of that notification
 //   {"op":"clearToasts"}                   close every notification
 //   {"op":"activeTab"}                     the active tab's label, description and title, the editor's URI
+//   {"op":"statusItem","contains":"NES","icon":"check"}  wait until a status bar item's text contains
+//                                          that, with that codicon when given: {text, icons, label}
+//   {"op":"clickStatus","contains":"NES"}  click that status bar item
+//   {"op":"pick","label":"..."}            wait for a quick pick with an item of that label, click it
 //   {"op":"screenshot","name":"x"}         a screenshot, SHOTS/x.png
 //   {"op":"quit"}
 
@@ -178,6 +182,21 @@ async function palette(title, prefix, timeoutMs) {
   await until('the command palette to close', async () => !(await quickInputVisible()), timeoutMs);
 }
 
+// The status bar items whose text contains `contains`: their text, codicons and accessible label.
+async function statusItems(contains) {
+  return page.evaluate(
+    (contains) =>
+      [...document.querySelectorAll('.part.statusbar .statusbar-item')]
+        .map((el) => ({
+          text: el.textContent.replace(/\u00a0/g, ' ').trim(),
+          icons: [...el.querySelectorAll('.codicon')].flatMap((c) => [...c.classList].filter((k) => k.startsWith('codicon-')).map((k) => k.slice(8))),
+          label: el.querySelector('a')?.getAttribute('aria-label') ?? el.getAttribute('aria-label') ?? '',
+        }))
+        .filter((i) => i.text.includes(contains)),
+    contains,
+  );
+}
+
 async function activeTab() {
   return page.evaluate(() => {
     const tab = document.querySelector('.part.editor .editor-group-container.active .tab.active');
@@ -289,6 +308,25 @@ async function step(s) {
       return null;
     case 'activeTab':
       return activeTab();
+    case 'statusItem':
+      return until(
+        `a status bar item with ${JSON.stringify(s.contains)}${s.icon ? ` and the icon ${s.icon}` : ''}`,
+        async () => (await statusItems(s.contains)).find((i) => !s.icon || i.icons.includes(s.icon)),
+        timeoutMs,
+      ).catch(async (e) => {
+        throw new Error(`${e.message}; the items: ${JSON.stringify(await statusItems(s.contains))}`);
+      });
+    case 'clickStatus':
+      await page.locator('.part.statusbar .statusbar-item', { hasText: s.contains }).first().click({ timeout: timeoutMs });
+      return null;
+    case 'pick': {
+      const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${s.label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }) }).first();
+      await row.waitFor({ state: 'visible', timeout: timeoutMs });
+      const items = await page.evaluate(() => [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row .label-name')].map((el) => el.textContent.replace(/\u00a0/g, ' ').trim()));
+      await row.click({ timeout: timeoutMs });
+      await until('the quick pick to close', async () => !(await quickInputVisible()), timeoutMs);
+      return items;
+    }
     case 'screenshot': {
       const file = path.join(shots, `${s.name}.png`);
       await page.screenshot({ path: file });

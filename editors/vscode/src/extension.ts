@@ -29,13 +29,35 @@ export const SECTION = 'acpLspBridge';
  * secrets to the agent. `path` is `machine`-scoped (each host has its own bridge: in a
  * remote window it is read from the Remote settings), the others `window`-scoped.
  */
-export const SETTINGS = ['path', 'agent', 'logFile', 'exclude', 'defaultExcludes'] as const;
+export const SETTINGS = ['path', 'agent', 'logFile', 'exclude', 'defaultExcludes', 'delay', 'automatic'] as const;
 
 /** The bridge's notifications beyond LSP (lspside.NotifyDidFocus, lspside.NotifyDiagnostics). */
 export const NOTIFICATIONS = {
   didFocus: 'acp-lsp-bridge/didFocus',
   diagnostics: 'acp-lsp-bridge/diagnostics',
 } as const;
+
+/** The bridge's notification of its state, to the editor (lspside.NotifyStatus). */
+export const STATUS_NOTIFICATION = 'acp-lsp-bridge/status';
+
+/** acp-lsp-bridge/status's params (docs/surfaces.md). */
+interface BridgeStatus {
+  state: string;
+  message: string;
+  uri?: string;
+  agent?: string;
+}
+
+/** The status bar's text of each state. */
+const STATUS_TEXT: Record<string, string> = {
+  starting: '$(loading~spin) NES',
+  signingIn: '$(key) NES: sign in',
+  ready: '$(check) NES',
+  asking: '$(sync~spin) NES',
+  off: '$(circle-slash) NES off',
+  excluded: '$(eye-closed) NES',
+  failed: '$(error) NES',
+};
 
 /** The bridge's commands (its executeCommandProvider), run through workspace/executeCommand. */
 export const SERVER_COMMANDS = {
@@ -44,6 +66,9 @@ export const SERVER_COMMANDS = {
   suggest: 'acp-lsp-bridge.suggest',
   signIn: 'acp-lsp-bridge.signIn',
   restart: 'acp-lsp-bridge.restart',
+  enable: 'acp-lsp-bridge.enable',
+  disable: 'acp-lsp-bridge.disable',
+  toggle: 'acp-lsp-bridge.toggle',
 } as const;
 
 /**
@@ -56,6 +81,9 @@ export const COMMANDS = {
   restartAgent: 'acpLspBridge.restartAgent',
   signIn: 'acpLspBridge.signIn',
   restartServer: 'acpLspBridge.restartServer',
+  toggleAutomatic: 'acpLspBridge.toggleAutomatic',
+  toggleAutomaticForFile: 'acpLspBridge.toggleAutomaticForFile',
+  showMenu: 'acpLspBridge.showMenu',
 } as const;
 
 interface Settings {
@@ -67,6 +95,10 @@ interface Settings {
   exclude: string[];
   /** false: the bridge's default globs keep nothing back (--no-default-excludes). */
   defaultExcludes: boolean;
+  /** Milliseconds the document must be still before suggestions while typing (--delay); 0: the bridge's default. */
+  delay: number;
+  /** false: start with suggestions while typing off (--automatic=false). */
+  automatic: boolean;
 }
 
 /**
@@ -93,12 +125,16 @@ function readSettings(): Settings {
   const logFile = userSetting<unknown>(config, 'logFile', '');
   const exclude = userSetting<unknown>(config, 'exclude', []);
   const defaultExcludes = userSetting<unknown>(config, 'defaultExcludes', true);
+  const delay = userSetting<unknown>(config, 'delay', 0);
+  const automatic = userSetting<unknown>(config, 'automatic', true);
   return {
     path: typeof bridge === 'string' ? expandHome(bridge.trim()) : '',
     agent: Array.isArray(agent) ? agent.filter((a): a is string => typeof a === 'string') : [],
     logFile: typeof logFile === 'string' ? expandHome(logFile.trim()) : '',
     exclude: Array.isArray(exclude) ? exclude.filter((g): g is string => typeof g === 'string' && g.trim() !== '') : [],
     defaultExcludes: defaultExcludes !== false,
+    delay: typeof delay === 'number' && Number.isFinite(delay) && delay > 0 ? Math.min(Math.round(delay), 60000) : 0,
+    automatic: automatic !== false,
   };
 }
 
@@ -107,7 +143,7 @@ function sameList(a: string[], b: string[]): boolean {
 }
 
 function sameSettings(a: Settings, b: Settings): boolean {
-  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes;
+  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes && a.delay === b.delay && a.automatic === b.automatic;
 }
 
 /** Where the user sets acpLspBridge.path in this window, and the command that opens that file. */
@@ -299,11 +335,12 @@ function expandHome(p: string): string {
 }
 
 /**
- * The bridge's arguments: `--log-file FILE` when set, `--exclude GLOB` for each glob and
- * `--no-default-excludes` when the defaults are off, then `--` and the agent's command and
- * arguments when an agent is set; without one the bridge starts its built-in agent.
+ * The bridge's arguments: `--log-file FILE` when set, `--exclude GLOB` for each glob,
+ * `--no-default-excludes` when the defaults are off, `--delay MS` when set and
+ * `--automatic=false` when suggestions while typing start off, then `--` and the agent's command
+ * and arguments when an agent is set; without one the bridge starts its built-in agent.
  */
-export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude?: string[]; defaultExcludes?: boolean }): string[] {
+export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude?: string[]; defaultExcludes?: boolean; delay?: number; automatic?: boolean }): string[] {
   const args: string[] = [];
   if (settings.logFile !== '') {
     args.push('--log-file', settings.logFile);
@@ -314,6 +351,12 @@ export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude
   if (settings.defaultExcludes === false) {
     args.push('--no-default-excludes');
   }
+  if (settings.delay !== undefined && settings.delay > 0) {
+    args.push('--delay', String(settings.delay));
+  }
+  if (settings.automatic === false) {
+    args.push('--automatic=false');
+  }
   if (settings.agent.length > 0 && settings.agent[0] !== '') {
     args.push('--', ...settings.agent);
   }
@@ -322,6 +365,10 @@ export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude
 
 let output: vscode.LogOutputChannel | undefined;
 let client: LanguageClient | undefined;
+// The status bar item: the bridge's state; a click opens the menu.
+let statusItem: vscode.StatusBarItem | undefined;
+// The bridge's latest acp-lsp-bridge/status.
+let lastStatus: BridgeStatus | undefined;
 // The settings the running (or last tried) bridge was started with.
 let started: Settings | undefined;
 // The workspace settings the user was last told are ignored, to say it once.
@@ -390,6 +437,7 @@ async function start(): Promise<void> {
   const found = unusable === undefined ? findExecutable(bridge.command) : { problem: unusable };
   if ('problem' in found) {
     client = undefined;
+    showStatus({ state: 'failed', message: `acp-lsp-bridge could not start: ${found.problem}` });
     cannotStart(bridge, found.problem);
     return;
   }
@@ -402,9 +450,16 @@ async function start(): Promise<void> {
   };
   const c = new LanguageClient(SECTION, 'acp-lsp-bridge', serverOptions, clientOptions);
   client = c;
+  showStatus({ state: 'starting', message: 'acp-lsp-bridge: the bridge is starting.' });
+  c.onNotification(STATUS_NOTIFICATION, (st: BridgeStatus) => {
+    if (client === c && st !== null && typeof st === 'object' && typeof st.state === 'string') {
+      showStatus(st);
+    }
+  });
   try {
     await c.start();
   } catch (err) {
+    showStatus({ state: 'failed', message: `acp-lsp-bridge could not start: ${String(err)}` });
     cannotStart(bridge, String(err));
     return;
   }
@@ -442,6 +497,49 @@ function restartIfChanged(): Promise<void> {
     await stop();
     await start();
   });
+}
+
+/** Shows the bridge's state in the status bar: a short text, the message as its tooltip. */
+function showStatus(st: BridgeStatus): void {
+  lastStatus = st;
+  if (statusItem === undefined) {
+    return;
+  }
+  statusItem.text = STATUS_TEXT[st.state] ?? '$(question) NES';
+  statusItem.tooltip = `${st.message}\n\nClick for the acp-lsp-bridge menu.`;
+  statusItem.backgroundColor =
+    st.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : st.state === 'signingIn' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+  statusItem.show();
+}
+
+/**
+ * The status item's menu: suggestions while typing off or on (every file, this file), restart the
+ * agent, sign in, show the log, restart the bridge.
+ */
+async function showMenu(): Promise<void> {
+  const off = lastStatus?.state === 'off';
+  const items: (vscode.QuickPickItem & { run: () => unknown })[] = [
+    {
+      label: off ? 'Turn suggestions while typing on' : 'Turn suggestions while typing off',
+      description: 'every file',
+      run: () => setAutomatic(!off ? 'disable' : 'enable', false),
+    },
+    {
+      label: off ? 'Turn suggestions while typing on for this file' : 'Turn suggestions while typing off for this file',
+      run: () => setAutomatic(!off ? 'disable' : 'enable', true),
+    },
+    { label: 'Restart the agent', run: () => runServerCommand(SERVER_COMMANDS.restart, () => []) },
+    { label: 'Sign in to the agent', run: () => runServerCommand(SERVER_COMMANDS.signIn, () => []) },
+    { label: 'Show the log', run: () => output?.show(true) },
+    { label: 'Restart the bridge', run: restart },
+  ];
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `acp-lsp-bridge: ${lastStatus?.message ?? 'not started'}`,
+    placeHolder: 'acp-lsp-bridge',
+  });
+  if (picked !== undefined) {
+    await picked.run();
+  }
 }
 
 /** Whether the bridge mirrors the document (see documentSelector). */
@@ -509,17 +607,42 @@ function running(): LanguageClient | undefined {
   return c;
 }
 
-/** Runs one of the bridge's commands through workspace/executeCommand. */
-async function runServerCommand(command: string, args: (c: LanguageClient) => unknown[]): Promise<void> {
+/** Runs one of the bridge's commands through workspace/executeCommand; its answer, or undefined. */
+async function runServerCommand(command: string, args: (c: LanguageClient) => unknown[]): Promise<unknown> {
   const c = running();
   if (c === undefined) {
-    return;
+    return undefined;
   }
   try {
-    await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args(c) });
+    return await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args(c) });
   } catch (err) {
     output?.error(`${command}: ${String(err)}`);
+    return undefined;
   }
+}
+
+/**
+ * acp-lsp-bridge.toggle (or .enable, .disable: op) for every file, or (forFile) for the active
+ * editor's file: suggestions while typing off or on, for as long as the bridge runs. Says what is
+ * now in force.
+ */
+async function setAutomatic(op: 'toggle' | 'enable' | 'disable', forFile: boolean): Promise<void> {
+  const editor = activeEditor();
+  if (forFile && editor === undefined) {
+    void vscode.window.showInformationMessage('acp-lsp-bridge: open a file to turn its suggestions on or off.');
+    return;
+  }
+  const res = await runServerCommand(SERVER_COMMANDS[op], (c) =>
+    forFile && editor !== undefined ? [{ uri: c.code2ProtocolConverter.asUri(editor.document.uri) }] : [],
+  );
+  if (res === undefined || res === null || typeof res !== 'object') {
+    return;
+  }
+  const on = (res as { automatic?: unknown }).automatic === true;
+  const where = forFile && editor !== undefined ? path.basename(editor.document.uri.fsPath) : 'every file';
+  const text = `acp-lsp-bridge: suggestions while typing are ${on ? 'on' : 'off'} for ${where}${on ? '' : ' (Alt+Enter still asks)'}`;
+  output?.info(text);
+  vscode.window.setStatusBarMessage(text, 5000);
 }
 
 /** The active editor, when the bridge mirrors its document (see documentSelector). */
@@ -533,14 +656,14 @@ function activeEditor(): vscode.TextEditor | undefined {
 }
 
 /** acp-lsp-bridge.suggest [{uri, position}] at the active editor's cursor. */
-function suggestNow(): Promise<void> {
+async function suggestNow(): Promise<void> {
   const editor = activeEditor();
   if (editor === undefined) {
     void vscode.window.showInformationMessage('acp-lsp-bridge: open a file to ask for a suggestion.');
-    return Promise.resolve();
+    return;
   }
   // The client offers only utf-16 positions, VS Code's own, so the bridge negotiates utf-16.
-  return runServerCommand(SERVER_COMMANDS.suggest, (c) => [
+  await runServerCommand(SERVER_COMMANDS.suggest, (c) => [
     {
       uri: c.code2ProtocolConverter.asUri(editor.document.uri),
       position: c.code2ProtocolConverter.asPosition(editor.selection.active),
@@ -565,13 +688,20 @@ async function dismiss(): Promise<void> {
 export function activate(context: vscode.ExtensionContext): void {
   extensionPath = context.extensionPath;
   output = vscode.window.createOutputChannel('acp-lsp-bridge', { log: true });
+  statusItem = vscode.window.createStatusBarItem('acpLspBridge.status', vscode.StatusBarAlignment.Right, 100);
+  statusItem.name = 'acp-lsp-bridge';
+  statusItem.command = COMMANDS.showMenu;
   context.subscriptions.push(
     output,
+    statusItem,
     vscode.commands.registerCommand(COMMANDS.suggestNow, suggestNow),
     vscode.commands.registerCommand(COMMANDS.dismiss, dismiss),
     vscode.commands.registerCommand(COMMANDS.restartAgent, () => runServerCommand(SERVER_COMMANDS.restart, () => [])),
     vscode.commands.registerCommand(COMMANDS.signIn, () => runServerCommand(SERVER_COMMANDS.signIn, () => [])),
     vscode.commands.registerCommand(COMMANDS.restartServer, restart),
+    vscode.commands.registerCommand(COMMANDS.toggleAutomatic, () => setAutomatic('toggle', false)),
+    vscode.commands.registerCommand(COMMANDS.toggleAutomaticForFile, () => setAutomatic('toggle', true)),
+    vscode.commands.registerCommand(COMMANDS.showMenu, showMenu),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (SETTINGS.some((s) => e.affectsConfiguration(`${SECTION}.${s}`))) {
         void restartIfChanged();

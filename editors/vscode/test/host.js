@@ -3,14 +3,17 @@
 //
 //   node test/host.js SCENARIO.json
 //
-// It loads out/extension.js with a fake `vscode` module: settings, commands, an output channel and
-// message boxes are recorded; every other API is an inert stub. The real vscode-languageclient then
+// It loads out/extension.js with a fake `vscode` module: settings, commands, an output channel,
+// message boxes, the status bar item's texts and the quick picks' items are recorded; every other
+// API is an inert stub. The real vscode-languageclient then
 // starts the real bridge. scenario.settings are the User settings, scenario.workspaceSettings (if
 // any) a workspace's; scenario.extensionPath (default: this folder) is where the extension is
 // installed, so where its bundled bridge is looked for (bin/acp-lsp-bridge), and scenario.env is
 // added to the environment (PATH, say). The scenario activates the extension with
 // scenario.settings, waits for the bridge's "is ready" log message, runs the palette commands of
-// scenario.run ({command, waitFor?}: waits for a message containing waitFor after each), changes
+// scenario.run ({command, pick?, waitFor?, waitStatus?}: pick chooses that label in the quick pick
+// the command shows; waits for a message containing waitFor, and for the status bar item to read
+// waitStatus, after each), changes
 // the settings to scenario.changed (the extension restarts the bridge), waits for the new bridge,
 // deactivates, and prints what it recorded as one JSON object. With scenario.failsToStart it only
 // waits for the extension to say that the bridge could not start.
@@ -66,7 +69,7 @@ function match(selector, doc) {
       : (!f.scheme || f.scheme === doc.uri.scheme) && (!f.language || f.language === doc.languageId) && !f.pattern && !f.notebookType;
   return filters.some(ok) ? 10 : 0;
 }
-const record = { registered: [], errors: [], channel: [], messages: [], ran: [] };
+const record = { registered: [], errors: [], channel: [], messages: [], ran: [], statusBar: [], quickPicks: [] };
 const live = new Map(); // command id → handler
 const configListeners = [];
 
@@ -101,6 +104,36 @@ const channel = {
 };
 for (const level of ['trace', 'debug', 'info', 'warn', 'error']) {
   channel[level] = (m) => record.channel.push([level, String(m)]);
+}
+
+// The status bar item: every text it shows is recorded (statusBar), with its tooltip.
+function statusBarItem() {
+  let text = '';
+  const item = {
+    name: '',
+    command: undefined,
+    tooltip: '',
+    backgroundColor: undefined,
+    get text() {
+      return text;
+    },
+    set text(t) {
+      text = t;
+      record.statusBar.push(t);
+    },
+    show() {},
+    hide() {},
+    dispose() {},
+  };
+  return item;
+}
+
+// A quick pick: its items' labels are recorded (quickPicks); the step's `pick` (a label) is chosen.
+let nextPick;
+async function showQuickPick(items) {
+  const list = await items;
+  record.quickPicks.push(list.map((i) => i.label));
+  return list.find((i) => i.label === nextPick);
 }
 
 const message = (kind) => async (text) => {
@@ -142,7 +175,10 @@ const vscode = orStub({
     showErrorMessage: message('error'),
     showWarningMessage: message('warning'),
     showInformationMessage: message('info'),
+    createStatusBarItem: statusBarItem,
+    showQuickPick,
   }),
+  StatusBarAlignment: { Left: 1, Right: 2 },
   languages: orStub({ match, getDiagnostics: () => [] }),
   env: orStub({ remoteName: undefined }),
   commands: {
@@ -193,10 +229,14 @@ async function main() {
   // Each step: a palette command, then (if given) a text the bridge or the extension shows after it.
   for (const step of scenario.run || []) {
     const from = mark();
+    nextPick = step.pick;
     await live.get(step.command)();
     record.ran.push(step.command);
     if (step.waitFor) {
       await until(`"${step.waitFor}" after ${step.command}`, () => seen(step.waitFor, from));
+    }
+    if (step.waitStatus) {
+      await until(`the status bar to read "${step.waitStatus}" after ${step.command}`, () => record.statusBar[record.statusBar.length - 1] === step.waitStatus);
     }
   }
   if (scenario.changed) {

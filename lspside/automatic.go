@@ -1,0 +1,161 @@
+package lspside
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.lsp.dev/protocol"
+)
+
+// Automatic suggestions are the ones the editor asks for while the user types (inline completion
+// and completion triggered automatically, the editor's automatic code actions). The user sets how
+// long a document must be still before they are asked (the delay: --delay,
+// initializationOptions.delay) and turns them off and on, for a document or for all
+// (the switch commands, initializationOptions.automatic). What the user asks for by hand is asked
+// at once, whatever the delay and the switch.
+
+// Commands that turn automatic suggestions on and off: with no argument for every document, with
+// [{"uri": U}] (or ["U"]) for that document only, for as long as the bridge runs.
+const (
+	CommandEnable  = "acp-lsp-bridge.enable"
+	CommandDisable = "acp-lsp-bridge.disable"
+	CommandToggle  = "acp-lsp-bridge.toggle"
+)
+
+// MaxDelay bounds the delay: a longer one is a mistake (minutes instead of milliseconds).
+const MaxDelay = time.Minute
+
+// ParseDelay reads a delay as the user writes it: a number of milliseconds (300) or a duration
+// ("300ms", "1.5s"), from 0 to MaxDelay.
+func ParseDelay(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	var d time.Duration
+	if ms, err := strconv.ParseFloat(v, 64); err == nil {
+		d = time.Duration(ms * float64(time.Millisecond))
+	} else if d, err = time.ParseDuration(v); err != nil {
+		return 0, fmt.Errorf("%q is neither milliseconds (300) nor a duration (\"300ms\", \"1s\")", v)
+	}
+	if d < 0 || d > MaxDelay {
+		return 0, fmt.Errorf("%v is not between 0 and %v", d, MaxDelay)
+	}
+	return d, nil
+}
+
+// initDelay reads initializationOptions.delay: a JSON number of milliseconds or a duration string.
+func initDelay(raw json.RawMessage) (time.Duration, error) {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return ParseDelay(str)
+	}
+	var ms float64
+	if err := json.Unmarshal(raw, &ms); err != nil {
+		return 0, fmt.Errorf("%s is neither milliseconds (300) nor a duration (\"300ms\", \"1s\")", raw)
+	}
+	return ParseDelay(strconv.FormatFloat(ms, 'f', -1, 64))
+}
+
+// applyAutomaticOptions takes initializationOptions.delay and .automatic at initialize. A delay
+// that cannot be read is told to the user and the default kept.
+func (s *Server) applyAutomaticOptions(ctx context.Context, o *initOptions) {
+	if o == nil {
+		return
+	}
+	if len(o.Delay) > 0 && string(o.Delay) != "null" {
+		d, err := initDelay(o.Delay)
+		if err != nil {
+			s.log.Warn().Err(err).Msg("initializationOptions.delay ignored")
+			s.showMessage(ctx, protocol.MessageTypeWarning, "acp-lsp-bridge: initializationOptions.delay: "+err.Error()+"; the default is used.")
+		} else {
+			s.initDelay.Store(int64(d))
+			s.initDelaySet.Store(true)
+		}
+	}
+	if o.Automatic != nil && !*o.Automatic {
+		s.reqs.setSwitch("", switchDisable)
+		s.log.Info().Msg("automatic suggestions are off (initializationOptions.automatic); ask for one by hand, or run acp-lsp-bridge.enable")
+	}
+}
+
+// automaticDelay is how long a document must be still before an automatic request asks the
+// agent: --delay, else initializationOptions.delay, else none for an agent with Next Edit
+// Suggestions and PromptDebounce for one asked through prompts.
+func (s *Server) automaticDelay(prompted bool) time.Duration {
+	switch {
+	case s.cfg.Delay > 0:
+		return s.cfg.Delay
+	case s.initDelaySet.Load():
+		return time.Duration(s.initDelay.Load())
+	case prompted:
+		return s.cfg.PromptDebounce
+	}
+	return 0
+}
+
+// switchCommand runs CommandEnable, CommandDisable or CommandToggle. It answers what is now in
+// force: {"automatic": bool} for every document, with "uri" for one.
+func (s *Server) switchCommand(ctx context.Context, command string, args []json.RawMessage) (any, error) {
+	op := map[string]string{CommandEnable: switchEnable, CommandDisable: switchDisable, CommandToggle: switchToggle}[command]
+	uri := ""
+	switch len(args) {
+	case 0:
+	case 1:
+		var doc struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(args[0], &uri) != nil || uri == "" {
+			if json.Unmarshal(args[0], &doc) != nil || doc.URI == "" {
+				return nil, invalidParams("%s takes nothing (every document) or {\"uri\": ...} (one document)", command)
+			}
+			uri = doc.URI
+		}
+	default:
+		return nil, invalidParams("%s takes nothing (every document) or {\"uri\": ...} (one document)", command)
+	}
+	if uri != "" {
+		// The user ran it from that document: they are in it (the status is about it).
+		s.fwd.Lock()
+		if snap, ok := s.docs.Get(uri); ok && s.reqs.activeDoc() != uri {
+			s.focus(ctx, snap, -1, nil)
+		}
+		s.fwd.Unlock()
+	}
+	on := s.reqs.setSwitch(uri, op)
+	where := "every document"
+	if uri != "" {
+		where = uri
+	}
+	s.log.Info().Str("for", where).Bool("on", on).Msg("automatic suggestions switched")
+	res := map[string]any{"automatic": on}
+	if uri != "" {
+		res["uri"] = uri
+	}
+	return res, nil
+}
+
+// untilStill waits, for an automatic request, until delay has passed since it began with no
+// newer request for its document (which cancels ctx) and, when burst, coalesce. It reports false
+// when ctx ends first, or when the document changed since the request's snapshot: its answer
+// would be stale, and the editor asks again after a change.
+func (s *Server) untilStill(ctx context.Context, req suggestRequest, delay time.Duration, burst bool, began time.Time, coalesce time.Duration) bool {
+	wait := delay
+	if burst {
+		wait = max(wait, coalesce)
+	}
+	wait -= time.Since(began)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	cur, ok := s.docs.Get(req.snap.URI)
+	return ok && cur.Version == req.snap.Version
+}
