@@ -52,10 +52,12 @@ func (s *faultSession) open(name string) string {
 }
 
 // inline asks for inline completions at the end of "\tretur" and checks that whatever is shown is
-// the one valid suggestion, each id once.
+// the one valid suggestion, each id once. It asks as the user does by hand (triggerKind 1), so
+// that each call reaches the agent: an automatic request at the same text and position is answered
+// from the agent's previous answer.
 func (s *faultSession) inline(uri string) ([]fakeeditor.InlineItem, error) {
 	s.t.Helper()
-	items, err := s.b.Inline(uri, fakeeditor.At(3, 6))
+	items, err := s.b.InlineTriggered(uri, fakeeditor.At(3, 6), 1)
 	seen := map[any]bool{}
 	for _, it := range items {
 		if it.InsertText != "return nil" || it.Range == nil || *it.Range != fakeeditor.Span(fakeeditor.At(3, 1), fakeeditor.At(3, 6)) {

@@ -70,6 +70,26 @@ func TestHelixInTheTerminal(t *testing.T) {
 		}
 	}()
 	term.waitText(15*time.Second, "1  package main")
+	// The user's first edit must reach the built-in agent as a change: wait until the bridge has
+	// the document (an edit made before would be part of the text it opens with, and no rename).
+	waitLogLine := func(what string, match func(line string) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			data, _ := os.ReadFile(bridgeLog)
+			for _, line := range strings.Split(string(data), "\n") {
+				if match(line) {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the bridge's log never said %s", what)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitLogLine("that it opened total.go", func(l string) bool {
+		return strings.Contains(l, `"message":"opened"`) && strings.Contains(l, "total.go")
+	})
 
 	// Rename sum where it is declared.
 	term.keys("/")
@@ -169,16 +189,9 @@ func TestHelixInTheTerminal(t *testing.T) {
 	term.keys(":")
 	term.text("lsp-workspace-command acp-lsp-bridge.toggle")
 	term.keys("Enter")
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		data, _ := os.ReadFile(bridgeLog)
-		if strings.Contains(string(data), `"for":"every document","on":false,"time"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the bridge's log never said that :lsp-workspace-command acp-lsp-bridge.toggle turned suggestions off")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitLogLine("that :lsp-workspace-command acp-lsp-bridge.toggle turned suggestions off", func(l string) bool {
+		return strings.Contains(l, `"for":"every document","on":false,`)
+	})
 	term.keys(":")
 	term.text("q")
 	term.keys("Enter")

@@ -292,3 +292,14 @@ func surfacesRun(t *testing.T, nvim, script, bridge string, agentCmd []string, e
 		t.Logf("nvim output:\n%s", nvimIndent(output))
 	}
 }
+
+// TestNeovimCodeActionMenuNeverWaits: real Neovim 0.12 with two language servers in one buffer,
+// the bridge (its agent busy 5 s on each suggestion) and the language's own server
+// (internal/testlsp, one code action at once). Neovim opens the code-action menu only once both
+// have answered: it opens within the bridge's --code-action-wait, with the language server's
+// action; after the agent's 5 s the menu offers its suggestion too, without asking it again
+// (testdata/nvim/code_action_wait.lua).
+func TestNeovimCodeActionMenuNeverWaits(t *testing.T) {
+	out, _ := runShippedNeovim(t, "code_action_wait.lua", "ALL PASSED", "ACP_TEST_LSP="+testLSP(t))
+	wantSteps(t, out, "menu at once", "late answer offered")
+}

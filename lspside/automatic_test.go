@@ -271,3 +271,58 @@ func TestParseDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeActionsNeverWaitForABusyAgent: an agent that takes 2 s; a code action request is
+// answered within its wait (300 ms) with what is live (nothing yet), so the editor's menu opens with
+// the other servers' actions. The agent's answer, when it comes, is live: the next code action
+// offers it without asking the agent again, and so does an inline request.
+func TestCodeActionsNeverWaitForABusyAgent(t *testing.T) {
+	const agentTakes = 2 * time.Second
+	e := newEditor(t, harnessOpts{
+		agentCfg: testagent.Config{Encoding: "utf-16", SuggestDelay: agentTakes, Suggest: (&appendAtCursor{}).suggest},
+		cfg:      lspside.Config{CodeActionWait: 300 * time.Millisecond},
+	})
+	e.initialize("utf-16")
+	e.WaitReady()
+	const uri = "file:///work/project/a.go"
+	e.Open(uri, "x := f\n")
+	at := fakeeditor.Span(fakeeditor.At(0, 6), fakeeditor.At(0, 6))
+
+	began := time.Now()
+	actions, err := e.CodeActions(uri, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took >= agentTakes {
+		t.Errorf("the code action request took %v: it waited for the agent (%v)", took, agentTakes)
+	}
+	if len(actions) != 0 {
+		t.Errorf("actions %+v before the agent answered", actions)
+	}
+	// The agent's answer arrives and is kept.
+	e.Await(fakeeditor.Expectation{Description: "the agent's late answer", Met: func(*fakeeditor.Record) bool {
+		n, _ := suggestsReceived(e)
+		return n == 1
+	}})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		actions, err = e.CodeActions(uri, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(actions) == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(actions) != 1 || !strings.Contains(actions[0].Title, "Next edit") {
+		t.Fatalf("after the agent answered, actions %+v, want its suggestion", actions)
+	}
+	items, err := e.Inline(uri, fakeeditor.At(0, 6))
+	if err != nil || len(items) != 1 || items[0].InsertText != "()" {
+		t.Errorf("inline after the late answer: %+v %v", items, err)
+	}
+	if n, _ := suggestsReceived(e); n != 1 {
+		t.Errorf("the agent was asked %d times, want once: the late answer serves the later requests", n)
+	}
+}

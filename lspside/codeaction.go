@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -71,7 +73,7 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 		// Every code action request is the user's but the editor's automatic ones (triggerKind 2,
 		// such as VS Code's light bulb on every cursor move).
 		explicit := p.Context.TriggerKind != 2
-		lives, err = s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: start, trigger: trig, diagnostics: p.Context.Diagnostics, explicit: explicit})
+		lives, err = s.suggestWithin(rctx, suggestRequest{snap: snap, cursor: start, trigger: trig, diagnostics: p.Context.Diagnostics, explicit: explicit}, s.cfg.CodeActionWait)
 		if err != nil {
 			return nil, err
 		}
@@ -126,6 +128,110 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 		actions[0].IsPreferred = true
 	}
 	return actions, nil
+}
+
+// DefaultCodeActionWait is Config.CodeActionWait's default: well under a second, so that a menu
+// that waits for every language server opens at once.
+const DefaultCodeActionWait = 500 * time.Millisecond
+
+// suggestWithin asks the agent as requestSuggestions does, but waits for its answer at most wait:
+// after it, it returns nothing, and the request goes on by itself (until its own timeout, or a
+// newer request for the document supersedes it), its answer live for the next request and the
+// inline surfaces. A code action request that comes while one for the same version of the
+// document is still with the agent waits for that one instead of asking again (a menu opened
+// twice, a light bulb on each cursor move). The editor cancelling the request before the wait
+// ends cancels the agent's too, unless another request joined it.
+func (s *Server) suggestWithin(ctx context.Context, req suggestRequest, wait time.Duration) ([]*live, error) {
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p, started := s.asks.join(req.snap.URI, req.snap.Version, cancel)
+	if !started {
+		cancel()
+	} else {
+		go func() {
+			defer cancel()
+			lives, err := s.requestSuggestions(bctx, req)
+			s.asks.finish(req.snap.URI, p, lives, err)
+		}()
+	}
+	defer s.asks.leave(p)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		if !started {
+			// Its answer was registered for the request that asked; what is live now is it.
+			return s.sugs.forDocument(req.snap.URI, req.snap.Version), p.err
+		}
+		return p.lives, p.err
+	case <-ctx.Done():
+		s.asks.abandon(p)
+		return nil, errCancelled
+	case <-t.C:
+		s.log.Debug().Str("uri", req.snap.URI).Dur("wait", wait).Msg("code action answered without the agent's answer, which will stay live for the next request")
+		return nil, nil
+	}
+}
+
+// pendingAsk is a code action's nes/suggest still with the agent: the requests waiting for it, and
+// its answer once done is closed.
+type pendingAsk struct {
+	version int
+	waiting int
+	cancel  context.CancelFunc
+	done    chan struct{}
+	lives   []*live
+	err     error
+}
+
+// pendingAsks are the code actions' nes/suggest in flight, by document.
+type pendingAsks struct {
+	mu sync.Mutex
+	m  map[string]*pendingAsk
+}
+
+// join returns the ask in flight for uri at version, or a new one that cancel cancels (started:
+// the caller asks).
+func (a *pendingAsks) join(uri string, version int, cancel context.CancelFunc) (p *pendingAsk, started bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[string]*pendingAsk{}
+	}
+	if p, ok := a.m[uri]; ok && p.version == version {
+		p.waiting++
+		return p, false
+	}
+	p = &pendingAsk{version: version, waiting: 1, cancel: cancel, done: make(chan struct{})}
+	a.m[uri] = p
+	return p, true
+}
+
+// leave is a request no longer waiting for p. The ask goes on: its answer serves the next request.
+func (a *pendingAsks) leave(p *pendingAsk) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p.waiting--
+}
+
+// abandon is the editor cancelling a request waiting for p: when no other request waits for it,
+// the agent's request is cancelled too.
+func (a *pendingAsks) abandon(p *pendingAsk) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p.waiting == 1 {
+		p.cancel()
+	}
+}
+
+// finish records p's answer and forgets it.
+func (a *pendingAsks) finish(uri string, p *pendingAsk, lives []*live, err error) {
+	a.mu.Lock()
+	p.lives, p.err = lives, err
+	if a.m[uri] == p {
+		delete(a.m, uri)
+	}
+	a.mu.Unlock()
+	close(p.done)
 }
 
 // kindWanted applies CodeActionContext.only: kinds are hierarchical ("refactor" covers

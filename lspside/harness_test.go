@@ -59,6 +59,11 @@ func newEditor(t testing.TB, o harnessOpts) *editor {
 		level = zerolog.WarnLevel
 	}
 	cfg.Log = zerolog.New(e.logBuf).Level(level)
+	if cfg.CodeActionWait == 0 {
+		// Tests that script the agent answer when they choose: code actions wait for it. Those
+		// of the wait itself set it.
+		cfg.CodeActionWait = time.Minute
+	}
 	cfg.Version = "test"
 	if !o.noAgent {
 		e.agent = testagent.New(o.agentCfg)

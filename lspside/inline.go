@@ -96,8 +96,20 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 	editor := s.editorEncoding()
 	var through []protocol.InlineCompletionItem
 	typedThrough := func(pr positionRequest) bool {
-		if s.cfg.NoTypeThrough || trigger(pr.params) == acp.UnstableNesTriggerKindManual {
+		if trigger(pr.params) == acp.UnstableNesTriggerKindManual {
 			return false // asked by hand: the agent answers
+		}
+		// The agent already answered for this text and this position (a code action's answer that
+		// came after the menu opened): that answer, without asking again. Not while the switch is
+		// off: then only typing through what was asked for by hand shows.
+		if s.reqs.automatic(pr.snap.URI) {
+			if through = s.inlineItems(s.sugs.forDocument(pr.snap.URI, pr.snap.Version), pr.snap, pr.cursor, editor, true); len(through) > 0 {
+				s.log.Debug().Str("uri", pr.snap.URI).Msg("inline completion answered from the agent's answer for this text and position")
+				return true
+			}
+		}
+		if s.cfg.NoTypeThrough {
+			return false
 		}
 		through = s.typeThrough(pr.snap, pr.cursor, editor)
 		return len(through) > 0
@@ -109,9 +121,18 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	snap, cursor := pr.snap, pr.cursor
+	return result(protocol.InlineCompletionList{Items: s.inlineItems(lives, pr.snap, pr.cursor, editor, false)})
+}
+
+// inlineItems are the inline completion items of lives at cursor in snap, in their order: the edits
+// of this document on the cursor's line around the cursor. With sameCursor, only those the agent
+// computed for this very position.
+func (s *Server) inlineItems(lives []*live, snap *document.Snapshot, cursor int, editor encoding.Kind, sameCursor bool) []protocol.InlineCompletionItem {
 	items := []protocol.InlineCompletionItem{}
 	for _, l := range lives {
+		if sameCursor && (l.cursor != cursor || l.base.Version != snap.Version) {
+			continue
+		}
 		if l.kind != "edit" || l.repl == nil || !translate.FitsInline(snap.Mapper, *l.repl, cursor) {
 			s.log.Debug().Str("id", l.id).Str("kind", l.kind).Msg("suggestion not shown inline: it is not an edit of this document on the cursor's line around the cursor; other surfaces can show it")
 			continue
@@ -123,7 +144,7 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 		}
 		items = append(items, item)
 	}
-	return result(protocol.InlineCompletionList{Items: items})
+	return items
 }
 
 // typeThrough answers an inline request without asking the agent while the user types the start of

@@ -60,9 +60,14 @@ type inlineResult struct {
 }
 
 func (e *editor) inlineAsync(uri string, p fakeeditor.Pos) chan inlineResult {
+	return e.inlineAsyncTriggered(uri, p, 2)
+}
+
+// inlineAsyncTriggered is inlineAsync with this triggerKind (1 invoked, 2 automatic).
+func (e *editor) inlineAsyncTriggered(uri string, p fakeeditor.Pos, triggerKind int) chan inlineResult {
 	ch := make(chan inlineResult, 1)
 	go func() {
-		items, err := e.Inline(uri, p)
+		items, err := e.InlineTriggered(uri, p, triggerKind)
 		ch <- inlineResult{items, err}
 	}()
 	return ch
@@ -151,14 +156,18 @@ func TestLifecycleReplacedIgnoredAccepted(t *testing.T) {
 	e.Open(uri, "hello\n")
 
 	// s1 shown, then superseded by the answer to the next request for the same document:
-	// replaced (sent after that answer, off the request's way).
+	// replaced (sent after that answer, off the request's way). The next request is invoked by
+	// hand: an automatic one at the same text and position is answered with s1 itself.
 	res := e.inlineAsync(uri, fakeeditor.At(0, 5))
 	sc.nextCall(t)
 	sc.answers <- insertAt("s1", uri, 0, 5, " world")
 	if r := waitResult(t, res); len(r.items) != 1 {
 		t.Fatalf("s1 not shown: %+v %v", r.items, r.err)
 	}
-	res = e.inlineAsync(uri, fakeeditor.At(0, 5))
+	if r := waitResult(t, e.inlineAsync(uri, fakeeditor.At(0, 5))); len(r.items) != 1 || r.items[0].InsertText != " world" {
+		t.Fatalf("asked again at the same text and position: %+v %v, want s1 without asking the agent", r.items, r.err)
+	}
+	res = e.inlineAsyncTriggered(uri, fakeeditor.At(0, 5), 1)
 	sc.nextCall(t)
 	sc.answers <- insertAt("s2", uri, 0, 5, " there")
 	if r := waitResult(t, res); len(r.items) != 1 {

@@ -70,6 +70,12 @@ type Config struct {
 	// (automatic.go); zero means initializationOptions.delay, else none for an agent with Next
 	// Edit Suggestions and PromptDebounce for one asked through prompts.
 	Delay time.Duration
+	// CodeActionWait is the longest a code action request waits for the agent (codeaction.go):
+	// editors open their menu once every language server has answered, so a slow agent would
+	// hold back the language's own fixes. After it the request is answered with what is live,
+	// and the agent's later answer stays live for the next request. Zero means
+	// DefaultCodeActionWait.
+	CodeActionWait time.Duration
 	// AutomaticOff starts with automatic suggestions off (automatic.go), as
 	// initializationOptions.automatic false does.
 	AutomaticOff bool
@@ -153,6 +159,8 @@ type Server struct {
 	sup *supervisor
 	// secret are the open documents kept from the agent (secrets.go).
 	secret heldBack
+	// asks are the code actions' nes/suggest in flight (codeaction.go).
+	asks pendingAsks
 	// initDelay is initializationOptions.delay, when initDelaySet (automatic.go).
 	initDelay    atomic.Int64
 	initDelaySet atomic.Bool
@@ -192,6 +200,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	}
 	if cfg.PromptDebounce == 0 {
 		cfg.PromptDebounce = DefaultPromptDebounce
+	}
+	if cfg.CodeActionWait == 0 {
+		cfg.CodeActionWait = DefaultCodeActionWait
 	}
 	s := &Server{
 		cfg:    cfg,

@@ -100,6 +100,7 @@ type config struct {
 	noDefaultExcl  bool
 	delay          time.Duration
 	automatic      bool
+	codeActionWait time.Duration
 }
 
 func main() {
@@ -174,6 +175,7 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		PromptTimeout:   cfg.promptTimeout,
 		Delay:           cfg.delay,
 		AutomaticOff:    !cfg.automatic,
+		CodeActionWait:  cfg.codeActionWait,
 
 		MaxEditorMessageBytes: cfg.maxEditor,
 		Exclude:               cfg.exclude,
@@ -215,6 +217,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		cfg.delay = d
 		return err
 	})
+	fs.DurationVar(&cfg.codeActionWait, "code-action-wait", lspside.DefaultCodeActionWait, "the longest a code-action request waits for the agent (`duration`): editors open their menu only once every language server has answered, so after it the bridge answers with the suggestions it has, and the agent's later answer is offered at the next request and as ghost text")
 	fs.BoolVar(&cfg.automatic, "automatic", true, "ask the agent for suggestions while you type; --automatic=false starts with them off (what you ask for by hand still works; the command acp-lsp-bridge.enable turns them on). initializationOptions.automatic: false does the same")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
@@ -234,8 +237,8 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		fmt.Fprintln(stderr, "acp-lsp-bridge: --max-message-size must be at least 65536 bytes")
 		return cfg, 2, true
 	}
-	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 || cfg.stuckAfter <= 0 || cfg.promptTimeout <= 0 {
-		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout, --prompt-timeout, --user-wait and --agent-stuck-after must be positive durations, such as 10s or 2m")
+	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 || cfg.stuckAfter <= 0 || cfg.promptTimeout <= 0 || cfg.codeActionWait <= 0 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout, --prompt-timeout, --code-action-wait, --user-wait and --agent-stuck-after must be positive durations, such as 10s or 2m")
 		return cfg, 2, true
 	}
 	if cfg.prompts != "" && !lspside.ValidPrompts(cfg.prompts) {

@@ -71,6 +71,9 @@ type Config struct {
 	// waits StartDelay, and then until StartGate (when set) is closed.
 	StartDelay time.Duration
 	StartGate  <-chan struct{}
+	// SuggestDelay makes a busy agent: each nes/suggest is answered after it (sooner when it is
+	// cancelled, with the cancellation).
+	SuggestDelay time.Duration
 	// Stall makes an agent that stops reading its input for this long once its NES session has
 	// started (the next read after nes/start waits), as a Node agent doing synchronous work does;
 	// the log then gets {"method":"test/stallEnded"}. With StallOnce, only when that file does not
@@ -397,6 +400,15 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		if a.cfg.Fault == FaultRequests {
 			a.badRequests(n)
+		}
+		if a.cfg.SuggestDelay > 0 {
+			t := time.NewTimer(a.cfg.SuggestDelay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, acp.NewRequestCancelled(nil)
+			}
 		}
 		doc := a.waitVersion(ctx, p.Uri, p.Version)
 		var res any

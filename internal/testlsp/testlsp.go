@@ -23,11 +23,14 @@ import (
 
 // Server is one connection's state.
 type Server struct {
-	mirrorDir string
-	enc       encoding.Kind
-	docs      map[string]*encoding.Mapper
-	w         io.Writer
-	log       io.Writer
+	// codeAction, when set, is the title of the code action the server offers for every range
+	// (a language's own fix, beside the bridge's suggestions).
+	codeAction string
+	mirrorDir  string
+	enc        encoding.Kind
+	docs       map[string]*encoding.Mapper
+	w          io.Writer
+	log        io.Writer
 }
 
 type message struct {
@@ -41,9 +44,10 @@ type lspRange struct {
 }
 
 // Serve speaks LSP on r and w until exit or the end of r, writing each document's text to
-// mirrorDir after every change and a line per message to log.
-func Serve(r io.Reader, w io.Writer, mirrorDir string, log io.Writer) error {
-	s := &Server{mirrorDir: mirrorDir, docs: map[string]*encoding.Mapper{}, w: w, log: log}
+// mirrorDir after every change and a line per message to log. With codeAction, it offers a code
+// action of that title for every range, at once.
+func Serve(r io.Reader, w io.Writer, mirrorDir, codeAction string, log io.Writer) error {
+	s := &Server{mirrorDir: mirrorDir, codeAction: codeAction, docs: map[string]*encoding.Mapper{}, w: w, log: log}
 	tp := textproto.NewReader(bufio.NewReader(r))
 	for {
 		h, err := tp.ReadMIMEHeader()
@@ -99,13 +103,20 @@ func (s *Server) handle(m message) error {
 		}
 		s.enc = encoding.ClientPreferred(p.Capabilities.General.PositionEncodings)
 		fmt.Fprintf(s.log, "positionEncoding %s\n", s.enc)
-		return s.reply(m.ID, map[string]any{
-			"capabilities": map[string]any{
-				"positionEncoding": s.enc.String(),
-				"textDocumentSync": map[string]any{"openClose": true, "change": 2},
-			},
-			"serverInfo": map[string]any{"name": "acp-test-lsp"},
-		})
+		caps := map[string]any{
+			"positionEncoding": s.enc.String(),
+			"textDocumentSync": map[string]any{"openClose": true, "change": 2},
+		}
+		if s.codeAction != "" {
+			caps["codeActionProvider"] = true
+		}
+		return s.reply(m.ID, map[string]any{"capabilities": caps, "serverInfo": map[string]any{"name": "acp-test-lsp"}})
+	case "textDocument/codeAction":
+		if s.codeAction == "" {
+			break
+		}
+		// A command-less action with an empty edit: applying it changes nothing.
+		return s.reply(m.ID, []any{map[string]any{"title": s.codeAction, "kind": "quickfix", "edit": map[string]any{"changes": map[string]any{}}}})
 	case "textDocument/didOpen":
 		var p struct {
 			TextDocument struct{ URI, Text string } `json:"textDocument"`
@@ -156,6 +167,9 @@ func (s *Server) handle(m message) error {
 		delete(s.docs, p.TextDocument.URI)
 	case "shutdown":
 		return s.reply(m.ID, nil)
+	}
+	switch m.Method {
+	case "initialize", "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "shutdown":
 	default:
 		if m.ID != nil { // a request this server does not serve
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found: " + m.Method}})

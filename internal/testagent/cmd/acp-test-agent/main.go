@@ -32,6 +32,7 @@ func main() {
 	contextJSON := flag.String("context", "", `nes.context to ask for, as JSON, e.g. {"diagnostics":{},"editHistory":{"maxCount":4}}`)
 	fault := flag.String("fault", "", testagent.FaultHelp)
 	startDelay := flag.Duration("start-delay", 0, "wait this long before answering initialize: an agent that is slow to start")
+	suggestDelay := flag.Duration("suggest-delay", 0, "wait this long before answering each nes/suggest (a cancellation ends the wait): a busy agent")
 	stall := flag.Duration("stall", 0, "once the NES session has started, stop reading stdin for this long (the log then gets test/stallEnded)")
 	stallOnce := flag.String("stall-once", "", "with --stall: stall only if this file does not exist yet, and create it (an agent started again does not stall)")
 	trickle := flag.Bool("trickle", false, "read stdin one byte at a time")
@@ -59,7 +60,7 @@ func main() {
 		}
 		go cmd.Wait()
 	}
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, Sessions: *sessions, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, MirrorDir: *mirrorDir,
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, Sessions: *sessions, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, SuggestDelay: *suggestDelay, MirrorDir: *mirrorDir,
 		Stall: *stall, StallOnce: *stallOnce, Trickle: *trickle}
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)

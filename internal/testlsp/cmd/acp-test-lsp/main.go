@@ -14,6 +14,7 @@ import (
 func main() {
 	dir := flag.String("mirror-dir", "", "write each document's text here after every change (required)")
 	logFile := flag.String("log", "", "append a line per message to this file")
+	codeAction := flag.String("code-action", "", "offer a code action of this `title` for every range, at once (a language's own fix)")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "acp-test-lsp: --mirror-dir is required")
@@ -29,7 +30,7 @@ func main() {
 		defer f.Close()
 		log = f
 	}
-	if err := testlsp.Serve(os.Stdin, os.Stdout, *dir, log); err != nil {
+	if err := testlsp.Serve(os.Stdin, os.Stdout, *dir, *codeAction, log); err != nil {
 		fmt.Fprintln(os.Stderr, "acp-test-lsp:", err)
 		os.Exit(1)
 	}
