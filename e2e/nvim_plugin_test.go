@@ -41,6 +41,15 @@ func TestNeovimPluginKeys(t *testing.T) {
 	wantSteps(t, out, "accept", "dismiss")
 }
 
+// TestNeovimPluginPartialAcceptAndAlternatives: the plugin's <M-Right> takes the ghost text's next
+// word and <M-C-Right> its next line, the rest shown again at once and the agent hearing nes/accept
+// only once the whole suggestion is in; of two alternatives the agent offers, <M-]> and <M-[> move
+// between them (Neovim's "(2/2)" hint) and <Tab> takes the one shown (testdata/nvim/plugin_partial.lua).
+func TestNeovimPluginPartialAcceptAndAlternatives(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_partial.lua", "ALL PASSED")
+	wantSteps(t, out, "accept word", "alternatives", "accept line")
+}
+
 // TestNeovimPluginSwitchAndDelay: setup({ delay = 600, automatic = false }) starts with
 // suggestions while typing off (typing shows nothing, the agent is asked nothing); `:AcpLspBridge
 // enable buffer` turns them on, says so, and the ghost text comes no sooner than the delay after

@@ -83,7 +83,7 @@ func TestVSCodeReal(t *testing.T) {
 	// The workspace: a Go file for the ghost text, a broken JSON file for the diagnostics, and
 	// settings that try to choose what runs.
 	ws := filepath.Join(work, "ws")
-	goText := "package p\n\nfunc f() {\n\tx := \"é\"; fo\n\ty := bar\n\tz := \"日本\"; qu\n}\n"
+	goText := "package p\n\nfunc f() {\n\tx := \"é\"; fo\n\ty := bar\n\tz := \"日本\"; qu\n\tw := \"中文\"; pri\n}\n"
 	writeFile(t, filepath.Join(ws, "a.go"), goText)
 	writeFile(t, filepath.Join(ws, "b.json"), "{\n  \"name\": fo\n}\n")
 	trap := filepath.Join(work, "trap.sh")
@@ -103,10 +103,13 @@ func TestVSCodeReal(t *testing.T) {
 	rules := filepath.Join(work, "rules.json")
 	agentLog := filepath.Join(work, "agent.jsonl")
 	bridgeLog := filepath.Join(work, "bridge.log")
-	writeJSON(t, rules, []map[string]string{
+	writeJSON(t, rules, []map[string]any{
 		{"when": `"é"; fo`, "find": "fo", "replace": "foo(x)"},
 		{"when": "y := bar", "find": "bar", "replace": "bar()"},
 		{"when": `"日本"; qu`, "find": "qu", "replace": "quux(z)"},
+		// Two alternatives, best first.
+		{"when": `"中文"; pri`, "find": "pri", "replace": "println(w, 1)"},
+		{"when": `"中文"; pri`, "find": "pri", "replace": "print(w)", "alternative": true},
 	})
 	agentCmd := []string{agent, "--rules", rules, "--log", agentLog, "--focus", "--context", `{"diagnostics":{}}`}
 	t.Cleanup(func() {
@@ -330,6 +333,39 @@ func TestVSCodeReal(t *testing.T) {
 	d.do(map[string]any{"op": "statusItem", "contains": "NES", "icon": "check"})
 	lap("the status item and its menu")
 
+	// Alternatives: VS Code shows the agent's first, Alt+] the next, Alt+[ the previous. Then its
+	// own Accept Word (Ctrl+Right) takes a word, the rest stays shown, and Tab takes the rest: the
+	// agent hears nes/accept once, when the whole suggestion is in.
+	d.do(map[string]any{"op": "goto", "line": 7})
+	d.do(map[string]any{"op": "press", "keys": []string{"End", "Backspace"}})
+	d.do(map[string]any{"op": "type", "text": "i"})
+	d.do(map[string]any{"op": "ghost", "text": "ntln(w, 1)"})
+	d.do(map[string]any{"op": "press", "keys": []string{"Alt+BracketRight"}})
+	d.do(map[string]any{"op": "ghost", "text": "nt(w)"})
+	d.do(map[string]any{"op": "press", "keys": []string{"Alt+BracketLeft"}})
+	d.do(map[string]any{"op": "ghost", "text": "ntln(w, 1)"})
+	acceptedBefore := len(accepts(tolerantAgentLog(agentLog)))
+	d.do(map[string]any{"op": "press", "keys": []string{"Control+ArrowRight"}})
+	// The word is in the file (the agent's copy gets it), the rest still shown as ghost text (the
+	// rendered line holds both).
+	d.do(map[string]any{"op": "ghost", "text": "(w, 1)"})
+	agentHeard("the word Accept Word took", func(m []map[string]any) bool {
+		for _, p := range method("document/didChange")(m) {
+			if strings.Contains(fmt.Sprint(p["contentChanges"]), "text:ntln]") {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(accepts(tolerantAgentLog(agentLog))); n != acceptedBefore {
+		t.Errorf("nes/accept after Accept Word took a part: %d", n-acceptedBefore)
+	}
+	d.do(map[string]any{"op": "press", "keys": []string{"Tab"}})
+	d.do(map[string]any{"op": "noGhost"})
+	d.do(map[string]any{"op": "waitLine", "line": 7, "text": `w := "中文"; println(w, 1)`})
+	agentHeard("nes/accept once the whole suggestion was in", func(m []map[string]any) bool { return len(accepts(m)) == acceptedBefore+1 })
+	lap("alternatives, Accept Word")
+
 	// Focus and diagnostics: the JSON language service's error reaches the agent's context.
 	d.do(map[string]any{"op": "open", "name": "b.json"})
 	agentHeard("document/didFocus for b.json with the visible lines", func(m []map[string]any) bool {
@@ -432,7 +468,7 @@ func TestVSCodeReal(t *testing.T) {
 	d.do(map[string]any{"op": "ghost", "text": "ux(z)"})
 	d.do(map[string]any{"op": "press", "keys": []string{"Tab"}})
 	d.do(map[string]any{"op": "waitLine", "line": 6, "text": `z := "日本"; quux(z)`})
-	agentHeard("nes/accept from the restarted bridge", func(m []map[string]any) bool { return len(accepts(m)) == 3 })
+	agentHeard("nes/accept from the restarted bridge", func(m []map[string]any) bool { return len(accepts(m)) == 4 })
 	lap("remote-window settings: a User setting saved, the bridge restarted, ghost text again")
 
 	// What ran: three bridges (the missing one never started), the bundled one (stamped with the

@@ -165,6 +165,11 @@ func (s *Server) typeThrough(snap *document.Snapshot, cursor int, editor encodin
 			continue
 		}
 		rest := translate.Replacement{Start: l.repl.Start, End: l.repl.Start + typed, Text: l.repl.Text}
+		if strings.Contains(region, "\n") {
+			// Typed (or taken a line at a time) past a line break: the rest is inserted at the
+			// cursor, on the cursor's line, as inline completion shows it.
+			rest = translate.Replacement{Start: cursor, End: cursor, Text: l.repl.Text[typed:]}
+		}
 		if !translate.FitsInline(snap.Mapper, rest, cursor) {
 			continue
 		}

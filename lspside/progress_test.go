@@ -76,7 +76,7 @@ func TestProgressFollowsTheUsersEdits(t *testing.T) {
 			}
 			m, text = next, next.Text()
 			wantOK, wantAll := readsAsTyped(before, r, text)
-			ok, all := p.follow(applied, m)
+			ok, all, _ := p.follow(applied, m)
 			if ok != wantOK || all != wantAll {
 				t.Fatalf("trial %d step %d: follow says ok %v all %v, the whole text says %v %v\ntext %q", trial, step, ok, all, wantOK, wantAll, text)
 			}

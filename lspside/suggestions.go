@@ -117,10 +117,10 @@ func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri strin
 // being typed through are followed there, so a keystroke costs the same whatever the size of the
 // document; any other change compares the whole text, once.
 func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot, applied []document.Applied) {
-	var ended []*live
+	var ended, taken []*live
 	t.mu.Lock()
 	for id, l := range t.by {
-		touched, keep, done := false, true, true
+		touched, keep, done, left := false, true, true, false
 		for i, f := range l.files {
 			if f.URI != snap.URI {
 				continue
@@ -132,7 +132,9 @@ func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, sna
 			if l.progress[i] == nil {
 				l.progress[i] = newProgress(f)
 			}
-			ok, all := l.progress[i].follow(applied, snap.Mapper)
+			engaged := l.progress[i].engaged()
+			ok, all, elsewhere := l.progress[i].follow(applied, snap.Mapper)
+			left = left || (engaged && elsewhere)
 			keep = keep && ok
 			done = done && all
 		}
@@ -143,10 +145,21 @@ func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, sna
 		case !touched && l.uri != snap.URI:
 			continue
 		}
-		ended = append(ended, l)
+		if left {
+			taken = append(taken, l)
+		} else {
+			ended = append(ended, l)
+		}
 		delete(t.by, id)
 	}
 	t.mu.Unlock()
+	// A suggestion the user had taken part of (a word, a line, or typed its start) and then left,
+	// changing text outside its region, ends as replaced; one they never took a part of, or typed
+	// away from, as ignored. One whose whole text is in is accepted instead (applied, then the
+	// accept command or its end).
+	for _, l := range taken {
+		t.end(ctx, agent, l, acp.UnstableNesRejectReasonReplaced)
+	}
 	for _, l := range ended {
 		t.end(ctx, agent, l, acp.UnstableNesRejectReasonIgnored)
 	}
@@ -166,9 +179,16 @@ func newProgress(f translate.FileEdit) *progress {
 	return &progress{base: f.Mapper, repl: r, at: f.Mapper, typed: f.Mapper.Slice(r.Start, r.End)}
 }
 
+// engaged reports whether the region holds a part of what the suggestion proposes that was not
+// there when it was made: the user took or typed some of it.
+func (p *progress) engaged() bool {
+	return p.at != nil && p.typed != p.base.Slice(p.repl.Start, p.repl.End) && strings.HasPrefix(p.repl.Text, p.typed)
+}
+
 // follow moves p to text, which applied made from p.at, and reports whether the region now holds
-// a prefix of what the suggestion proposes, and whether it holds all of it.
-func (p *progress) follow(applied []document.Applied, text *encoding.Mapper) (ok, all bool) {
+// a prefix of what the suggestion proposes, and whether it holds all of it; elsewhere, that the
+// text changed outside the region (the region can no longer be read).
+func (p *progress) follow(applied []document.Applied, text *encoding.Mapper) (ok, all, elsewhere bool) {
 	inside := len(applied) > 0 && applied[0].Before == p.at
 	typed := p.typed
 	for _, a := range applied {
@@ -183,11 +203,11 @@ func (p *progress) follow(applied []document.Applied, text *encoding.Mapper) (ok
 		var read bool
 		if typed, read = regionOf(p.base, p.repl, text); !read {
 			p.at = nil
-			return false, false
+			return false, false, true
 		}
 	}
 	p.at, p.typed = text, typed
-	return strings.HasPrefix(p.repl.Text, typed), typed == p.repl.Text
+	return strings.HasPrefix(p.repl.Text, typed), typed == p.repl.Text, false
 }
 
 // regionOf returns what stands in r's region of text, and whether text reads as base outside that

@@ -28,6 +28,9 @@ type Rule struct {
 	When    string `json:"when"`
 	Find    string `json:"find"`
 	Replace string `json:"replace"`
+	// Alternative: when an earlier rule matched too, this one adds a suggestion after its (the
+	// first matching rule alone answers otherwise).
+	Alternative bool `json:"alternative"`
 }
 
 // Config configures the agent.
@@ -500,8 +503,9 @@ func (a *Agent) suggestByRules(p acp.UnstableSuggestNesRequest, doc string) map[
 		end = m.LineStart(p.Position.Line + 1)
 	}
 	line := strings.TrimRight(doc[start:end], "\r\n")
+	var sugs []any
 	for _, r := range a.cfg.Rules {
-		if !strings.Contains(line, r.When) {
+		if !strings.Contains(line, r.When) || (len(sugs) > 0 && !r.Alternative) {
 			continue
 		}
 		var s, e int
@@ -526,7 +530,7 @@ func (a *Agent) suggestByRules(p acp.UnstableSuggestNesRequest, doc string) map[
 		a.next++
 		id := fmt.Sprintf("sugg-%d", a.next)
 		a.mu.Unlock()
-		return map[string]any{"suggestions": []any{map[string]any{
+		sugs = append(sugs, map[string]any{
 			"kind": "edit", "id": id, "uri": p.Uri,
 			"edits": []any{map[string]any{
 				"range": map[string]any{
@@ -535,9 +539,12 @@ func (a *Agent) suggestByRules(p acp.UnstableSuggestNesRequest, doc string) map[
 				},
 				"newText": r.Replace,
 			}},
-		}}}
+		})
 	}
-	return none
+	if len(sugs) == 0 {
+		return none
+	}
+	return map[string]any{"suggestions": sugs}
 }
 
 // armStall makes the next read wait Config.Stall (once, and with StallOnce only when its file is

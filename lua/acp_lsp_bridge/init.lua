@@ -31,6 +31,10 @@ local defaults = {
   automatic = true, -- false: start with suggestions while typing off (:AcpLspBridge enable)
   keys = {
     accept = '<Tab>', -- insert: accept the ghost text
+    accept_word = '<M-Right>', -- insert: accept its next word; the rest stays shown
+    accept_line = '<M-C-Right>', -- insert: accept its next line; the rest stays shown
+    next = '<M-]>', -- insert: show the next of the agent's alternatives
+    prev = '<M-[>', -- insert: show the previous one
     dismiss = '<C-]>', -- insert: hide it and tell the agent (nes/reject "rejected")
     suggest = '<M-CR>', -- insert and normal: ask the agent now (trigger "manual")
     code_actions = '<leader>na', -- normal: code actions, where every kind of suggestion is offered
@@ -91,7 +95,7 @@ local function check(opts)
   end
   for k, v in pairs(opts.keys) do
     if defaults.keys[k] == nil then
-      fail(('unknown key %q; the keys are accept, dismiss, suggest, code_actions'):format(k))
+      fail(('unknown key %q; the keys are accept, accept_word, accept_line, next, prev, dismiss, suggest, code_actions'):format(k))
     end
     if v ~= false and type(v) ~= 'string' then
       fail(('keys.%s must be a key (a string like "<Tab>") or false'):format(k))
@@ -124,8 +128,48 @@ local function run(buf, command, arguments)
   end
 end
 
+-- partial returns an on_accept for vim.lsp.inline_completion.get() that takes only the next piece
+-- of the ghost text (pattern: what a piece is, matched after what is already typed), without the
+-- item's command: the agent hears nes/accept once the whole suggestion is in (the last piece keeps
+-- the command, and the bridge sees the text read as suggested), and the rest is shown again at
+-- once (the bridge answers the next request from the same suggestion).
+local function partial(patterns)
+  return function(item)
+    local text = item.insert_text
+    if type(text) ~= 'string' or not item.range then
+      return item
+    end
+    local buf = api.nvim_get_current_buf()
+    local sr, sc, er, ec = item.range:to_extmark()
+    local typed = table.concat(api.nvim_buf_get_text(buf, sr, sc, er, ec, {}), '\n')
+    if text:sub(1, #typed) ~= typed then
+      return item -- the ghost text does not continue what is there: take it whole
+    end
+    local rest = text:sub(#typed + 1)
+    local piece
+    for _, pat in ipairs(patterns) do
+      piece = rest:match(pat)
+      if piece and piece ~= '' then
+        break
+      end
+    end
+    if not piece or piece == '' or piece == rest then
+      return item -- the last piece: the whole suggestion is in
+    end
+    local part = vim.deepcopy(item)
+    part.insert_text = typed .. piece
+    part.command = nil
+    return part
+  end
+end
+
+-- A word: spaces, then letters, digits, _ and any non-ASCII character (UTF-8 bytes), or else
+-- spaces and one other character. A line: up to and with the next line break.
+local next_word = partial({ '^%s*[%w_\128-\255]+', '^%s*[^%w_%s\128-\255]' , '^%s+' })
+local next_line = partial({ '^[^\n]*\n', '^[^\n]+' })
+
 -- The keys' actions. accept is an expression mapping: when there is no ghost text to accept, its
--- key does what it did before (a <Tab> inserts a tab).
+-- key does what it did before (a <Tab> inserts a tab); so are the partial accepts and next/prev.
 local actions = {
   accept = {
     modes = 'i',
@@ -133,6 +177,40 @@ local actions = {
     fallback = true,
     fn = function()
       return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get()
+    end,
+  },
+  accept_word = {
+    modes = 'i',
+    desc = 'Next edit: accept the next word',
+    fallback = true,
+    fn = function()
+      return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get({ on_accept = next_word })
+    end,
+  },
+  accept_line = {
+    modes = 'i',
+    desc = 'Next edit: accept the next line',
+    fallback = true,
+    fn = function()
+      return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get({ on_accept = next_line })
+    end,
+  },
+  next = {
+    modes = 'i',
+    desc = 'Next edit: the next alternative',
+    fn = function()
+      if vim.lsp.inline_completion then
+        vim.lsp.inline_completion.select({ count = 1 })
+      end
+    end,
+  },
+  prev = {
+    modes = 'i',
+    desc = 'Next edit: the previous alternative',
+    fn = function()
+      if vim.lsp.inline_completion then
+        vim.lsp.inline_completion.select({ count = -1 })
+      end
     end,
   },
   dismiss = {

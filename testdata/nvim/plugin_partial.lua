@@ -8,7 +8,9 @@
 --   - typing "retur", the agent offers two alternatives, "return nil" then "return err": the
 --     first is shown, <M-]> shows the second with "(2/2)", <M-[> the first again, <M-]> and <Tab>
 --     take the second; the agent hears nes/accept for the second;
---   - <M-C-Right> takes a line at a time of a two-line suggestion.
+--   - <M-C-Right> takes a line at a time of a two-line suggestion;
+--   - a word taken of another suggestion, then the user types elsewhere and gets a new one: the
+--     agent hears nes/reject "replaced" for the one partly taken, never nes/accept.
 --
 --   nvim --headless -i NONE -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
 --
@@ -96,6 +98,38 @@ T.run(function()
     check(wait_for(function() return T.line(buf, 7) == '\tdefer g.Close()' end, 3000), 'after <Tab> line 7 reads ' .. vim.inspect(T.line(buf, 7)))
     check(wait_for(function() return #accepts() == before + 1 end, 3000), 'the agent did not hear nes/accept once both lines were in')
     T.out('STEP accept line ok')
+  end
+  api.nvim_input('<Esc>')
+  sleep(50)
+
+  -- A part taken, then the user goes elsewhere and gets another suggestion: the agent hears
+  -- nes/reject "replaced" for the one partly taken, and no nes/accept.
+  api.nvim_buf_set_lines(buf, 7, 7, false, { '\t', '\t' })
+  type_at_end(8, 'fmt.Prin')
+  if check(wait_for(function() return shown(buf) ~= nil end, 8000), 'no ghost text after typing "fmt.Prin" again') then
+    local before = #accepts()
+    api.nvim_input('<M-Right>')
+    check(wait_for(function() return T.line(buf, 8) == '\tfmt.Println' end, 3000), 'the word was not taken')
+    sleep(400) -- the rest is shown again (the bridge answers from the same suggestion)
+    local rejects_before = #agent_msgs('nes/reject')
+    api.nvim_input('<Esc>')
+    sleep(50)
+    type_at_end(9, 'retur')
+    check(wait_for(function() return shown(buf) ~= nil end, 8000), 'no ghost text on the other line')
+    local function new_rejects()
+      local out = {}
+      for i, m in ipairs(agent_msgs('nes/reject')) do
+        if i > rejects_before then
+          out[#out + 1] = m.params.reason
+        end
+      end
+      return out
+    end
+    local replaced = wait_for(function() return vim.tbl_contains(new_rejects(), 'replaced') end, 5000)
+    check(not vim.tbl_contains(new_rejects(), 'ignored'), 'a suggestion ended as ignored: ' .. vim.inspect(new_rejects()))
+    check(replaced, 'the partly taken suggestion did not end as replaced: ' .. vim.inspect(new_rejects()))
+    check(#accepts() == before, 'nes/accept for a suggestion only partly taken')
+    T.out('STEP elsewhere ok')
   end
   api.nvim_input('<Esc>')
   sleep(50)
