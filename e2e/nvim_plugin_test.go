@@ -50,6 +50,15 @@ func TestNeovimPluginPartialAcceptAndAlternatives(t *testing.T) {
 	wantSteps(t, out, "accept word", "alternatives", "accept line")
 }
 
+// TestNeovimPluginQuietDisplay: setup({ display = 'mark' }): as the user types, no ghost text,
+// but a sign at the suggestion's line and the hint "⇥ next edit, line 6"; <M-n> jumps there, <M-n>
+// again shows the lines as they would read, <Tab> takes it and the agent hears nes/accept
+// (testdata/nvim/plugin_mark.lua).
+func TestNeovimPluginQuietDisplay(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_mark.lua", "ALL PASSED")
+	wantSteps(t, out, "mark", "jump", "shown", "accept")
+}
+
 // TestNeovimPluginSwitchAndDelay: setup({ delay = 600, automatic = false }) starts with
 // suggestions while typing off (typing shows nothing, the agent is asked nothing); `:AcpLspBridge
 // enable buffer` turns them on, says so, and the ghost text comes no sooner than the delay after

@@ -29,10 +29,15 @@ local defaults = {
   -- model
   delay = nil,
   automatic = true, -- false: start with suggestions while typing off (:AcpLspBridge enable)
+  -- 'ghost': suggestions on the cursor's line appear as ghost text as you type. 'mark': quieter,
+  -- a sign at the suggestion's line and an end-of-line hint ("⇥ next edit, line 42") first, for
+  -- a suggestion anywhere in the buffer; keys.reveal jumps to it, then shows it; keys.accept takes it
+  display = 'ghost',
   keys = {
     accept = '<Tab>', -- insert: accept the ghost text
     accept_word = '<M-Right>', -- insert: accept its next word; the rest stays shown
     accept_line = '<M-C-Right>', -- insert: accept its next line; the rest stays shown
+    reveal = '<M-n>', -- insert and normal, display = 'mark': go to the marked suggestion, then show it
     next = '<M-]>', -- insert: show the next of the agent's alternatives
     prev = '<M-[>', -- insert: show the previous one
     dismiss = '<C-]>', -- insert: hide it and tell the agent (nes/reject "rejected")
@@ -55,7 +60,7 @@ end
 local function check(opts)
   for k in pairs(opts) do
     if defaults[k] == nil and k ~= 'agent' and k ~= 'filetypes' and k ~= 'delay' then
-      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, delay, automatic, keys, focus, diagnostics'):format(k))
+      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, delay, automatic, display, keys, focus, diagnostics'):format(k))
     end
   end
   if type(opts.agent) == 'string' then
@@ -93,9 +98,12 @@ local function check(opts)
   if type(opts.automatic) ~= 'boolean' then
     fail('automatic must be true or false')
   end
+  if opts.display ~= 'ghost' and opts.display ~= 'mark' then
+    fail(('display = %s: want "ghost" (the default) or "mark"'):format(vim.inspect(opts.display)))
+  end
   for k, v in pairs(opts.keys) do
     if defaults.keys[k] == nil then
-      fail(('unknown key %q; the keys are accept, accept_word, accept_line, next, prev, dismiss, suggest, code_actions'):format(k))
+      fail(('unknown key %q; the keys are accept, accept_word, accept_line, reveal, next, prev, dismiss, suggest, code_actions'):format(k))
     end
     if v ~= false and type(v) ~= 'string' then
       fail(('keys.%s must be a key (a string like "<Tab>") or false'):format(k))
@@ -126,6 +134,137 @@ local function run(buf, command, arguments)
   if client then
     client:exec_cmd({ title = command, command = command, arguments = arguments }, { bufnr = buf })
   end
+end
+
+-- The quieter display (display = 'mark'): the suggestion nearest the cursor, anywhere in the buffer
+-- (textDocument/copilotInlineEdit), is first only a mark: a sign at its line and an end-of-line
+-- hint at the cursor's. keys.reveal jumps to it, then shows it (the lines as they would read, below
+-- its last line); keys.accept takes it (the edit, then its accept command). Any change of the buffer
+-- clears the mark and asks again.
+local mark_ns = api.nvim_create_namespace('acp_lsp_bridge_mark')
+
+-- The mark of each buffer: { edit = {text, range, command}, client_id, tick, revealed }.
+local marks = {}
+
+local function clear_mark(buf)
+  marks[buf] = nil
+  if api.nvim_buf_is_valid(buf) then
+    api.nvim_buf_clear_namespace(buf, mark_ns, 0, -1)
+  end
+end
+
+-- The byte column of a position in the client's encoding.
+local function byte_col(buf, line, character, enc)
+  local text = api.nvim_buf_get_lines(buf, line, line + 1, false)[1] or ''
+  if enc == 'utf-8' then
+    return math.min(character, #text)
+  end
+  local ok, col = pcall(vim.str_byteindex, text, enc, character, false)
+  return ok and col or #text
+end
+
+-- The lines of m's region as they would read with its edit.
+local function preview(buf, m, enc)
+  local r = m.edit.range
+  local first = api.nvim_buf_get_lines(buf, r.start.line, r.start.line + 1, false)[1] or ''
+  local last = api.nvim_buf_get_lines(buf, r['end'].line, r['end'].line + 1, false)[1] or ''
+  local s = byte_col(buf, r.start.line, r.start.character, enc)
+  local e = byte_col(buf, r['end'].line, r['end'].character, enc)
+  return vim.split(first:sub(1, s) .. m.edit.text .. last:sub(e + 1), '\n', { plain = true })
+end
+
+local function draw_mark(buf)
+  api.nvim_buf_clear_namespace(buf, mark_ns, 0, -1)
+  local m = marks[buf]
+  local client = m and vim.lsp.get_client_by_id(m.client_id)
+  if not m or not client then
+    return
+  end
+  local r = m.edit.range
+  api.nvim_buf_set_extmark(buf, mark_ns, r.start.line, 0, { sign_text = '⇥', sign_hl_group = 'DiagnosticHint' })
+  if m.revealed then
+    local lines = {}
+    for _, l in ipairs(preview(buf, m, client.offset_encoding)) do
+      lines[#lines + 1] = { { '⇥ ' .. l, 'ComplHint' } }
+    end
+    api.nvim_buf_set_extmark(buf, mark_ns, r['end'].line, 0, { virt_lines = lines })
+    return
+  end
+  local cur = api.nvim_win_get_cursor(0)[1] - 1
+  local here = cur >= r.start.line and cur <= r['end'].line
+  local hint = here and '⇥ next edit, here' or ('⇥ next edit, line %d'):format(r.start.line + 1)
+  api.nvim_buf_set_extmark(buf, mark_ns, cur, 0, { virt_text = { { hint, 'Comment' } }, virt_text_pos = 'eol' })
+end
+
+-- ask_mark asks the bridge for the suggestion nearest the cursor and marks it, unless the buffer
+-- changed meanwhile (a stale answer is never shown).
+local function ask_mark(buf)
+  local client = client_of(buf)
+  if not client or not api.nvim_buf_is_valid(buf) or api.nvim_get_current_buf() ~= buf then
+    return
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  params.context = { triggerKind = 2 }
+  local tick = api.nvim_buf_get_changedtick(buf)
+  client:request('textDocument/copilotInlineEdit', params, function(err, res)
+    if err or not api.nvim_buf_is_valid(buf) or api.nvim_buf_get_changedtick(buf) ~= tick then
+      return
+    end
+    local e = type(res) == 'table' and res.edits and res.edits[1]
+    if not e then
+      clear_mark(buf)
+      return
+    end
+    marks[buf] = { edit = e, client_id = client.id, tick = tick, revealed = false }
+    draw_mark(buf)
+  end, buf)
+end
+
+-- mark_mode sets buf up for display = 'mark': Neovim's ghost text off, a request after each change.
+local function mark_mode(buf)
+  if vim.lsp.inline_completion then
+    vim.lsp.inline_completion.enable(false, { bufnr = buf })
+  end
+  local group = api.nvim_create_augroup('acp_lsp_bridge_mark_' .. buf, { clear = true })
+  local timer
+  api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
+    group = group,
+    buffer = buf,
+    callback = function()
+      clear_mark(buf)
+      if timer then
+        timer:stop()
+      end
+      timer = vim.defer_fn(function() ask_mark(buf) end, 100)
+    end,
+  })
+  api.nvim_create_autocmd({ 'CursorMoved', 'CursorMovedI' }, {
+    group = group,
+    buffer = buf,
+    callback = function()
+      if marks[buf] and not marks[buf].revealed then
+        draw_mark(buf) -- the hint follows the cursor
+      end
+    end,
+  })
+end
+
+-- take_mark applies buf's revealed mark: its edit, then its accept command. It reports whether
+-- there was one.
+local function take_mark(buf)
+  local m = marks[buf]
+  local client = m and vim.lsp.get_client_by_id(m.client_id)
+  if not m or not m.revealed or not client then
+    return false
+  end
+  clear_mark(buf)
+  vim.schedule(function()
+    vim.lsp.util.apply_text_edits({ { range = m.edit.range, newText = m.edit.text } }, buf, client.offset_encoding)
+    if m.edit.command then
+      client:exec_cmd(m.edit.command, { bufnr = buf })
+    end
+  end)
+  return true
 end
 
 -- partial returns an on_accept for vim.lsp.inline_completion.get() that takes only the next piece
@@ -176,7 +315,29 @@ local actions = {
     desc = 'Next edit: accept',
     fallback = true,
     fn = function()
+      if take_mark(api.nvim_get_current_buf()) then
+        return true
+      end
       return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get()
+    end,
+  },
+  reveal = {
+    modes = { 'i', 'n' },
+    desc = 'Next edit: go to the marked suggestion, then show it',
+    fn = function()
+      local buf = api.nvim_get_current_buf()
+      local m = marks[buf]
+      if not m then
+        return
+      end
+      local r = m.edit.range
+      local cur = api.nvim_win_get_cursor(0)[1] - 1
+      if cur < r.start.line or cur > r['end'].line then
+        api.nvim_win_set_cursor(0, { r.start.line + 1, 0 }) -- the jump to it
+      else
+        m.revealed = true
+      end
+      draw_mark(buf)
     end,
   },
   accept_word = {
@@ -220,6 +381,7 @@ local actions = {
       local buf = api.nvim_get_current_buf()
       -- Leaving and re-entering insert mode clears Neovim's ghost text; the bridge ends the
       -- suggestions of this file as rejected.
+      clear_mark(buf)
       run(buf, 'acp-lsp-bridge.reject', { { uri = vim.uri_from_bufnr(buf) } })
       vim.cmd('stopinsert')
       vim.schedule(function() vim.cmd('startinsert') end)
@@ -341,6 +503,9 @@ end
 local function attached(buf)
   if M.options.keys then
     map(buf)
+  end
+  if M.options.display == 'mark' then
+    mark_mode(buf)
   end
   if M.options.focus then
     send_focus(buf)
