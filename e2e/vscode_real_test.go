@@ -83,7 +83,7 @@ func TestVSCodeReal(t *testing.T) {
 	// The workspace: a Go file for the ghost text, a broken JSON file for the diagnostics, and
 	// settings that try to choose what runs.
 	ws := filepath.Join(work, "ws")
-	goText := "package p\n\nfunc f() {\n\tx := \"é\"; fo\n\ty := bar\n\tz := \"日本\"; qu\n\tw := \"中文\"; pri\n}\n"
+	goText := "package p\n\nfunc f() {\n\tx := \"é\"; fo\n\ty := bar\n\tz := \"日本\"; qu\n\tw := \"中文\"; pri\n\tv := \"한국\"; ap\n}\n"
 	writeFile(t, filepath.Join(ws, "a.go"), goText)
 	writeFile(t, filepath.Join(ws, "b.json"), "{\n  \"name\": fo\n}\n")
 	trap := filepath.Join(work, "trap.sh")
@@ -110,6 +110,7 @@ func TestVSCodeReal(t *testing.T) {
 		// Two alternatives, best first.
 		{"when": `"中文"; pri`, "find": "pri", "replace": "println(w, 1)"},
 		{"when": `"中文"; pri`, "find": "pri", "replace": "print(w)", "alternative": true},
+		{"when": `"한국"; ap`, "find": "ap", "replace": "append(v)"},
 	})
 	agentCmd := []string{agent, "--rules", rules, "--log", agentLog, "--focus", "--context", `{"diagnostics":{}}`}
 	t.Cleanup(func() {
@@ -494,6 +495,30 @@ func TestVSCodeReal(t *testing.T) {
 			t.Errorf("the workspace's settings chose what ran: %s: %s", f, b)
 		}
 	}
+
+	// The quieter display: with acpLspBridge.display "mark" (the bridge restarts), typing shows
+	// no ghost text but the hint "⇥ next edit, here" at the end of the line; Alt+N (Show the
+	// marked suggestion) shows it as ghost text, and Tab takes it.
+	d.do(map[string]any{"op": "palette", "title": "Preferences: Open User Settings (JSON)"})
+	d.do(map[string]any{"op": "editor", "path": userFile})
+	userSettings["acpLspBridge.display"] = "mark"
+	d.do(map[string]any{"op": "replaceAll", "text": mustJSON(t, userSettings)})
+	d.do(map[string]any{"op": "press", "keys": []string{"Control+s"}})
+	agentHeard("the agent of the bridge restarted for the display", func(m []map[string]any) bool { return len(inits(m)) == 5 && len(starts(m)) == 5 })
+	d.do(map[string]any{"op": "open", "name": "a.go"})
+	d.do(map[string]any{"op": "goto", "line": 8})
+	d.do(map[string]any{"op": "press", "keys": []string{"End", "Backspace"}})
+	d.do(map[string]any{"op": "type", "text": "p"})
+	d.do(map[string]any{"op": "hint", "line": 8, "text": "⇥ next edit, here"})
+	d.do(map[string]any{"op": "noGhost"})
+	acceptedBefore = len(accepts(tolerantAgentLog(agentLog)))
+	d.do(map[string]any{"op": "press", "keys": []string{"Alt+n"}}) // Show the marked suggestion
+	d.do(map[string]any{"op": "ghost", "text": "pend(v)"})
+	d.do(map[string]any{"op": "press", "keys": []string{"Tab"}})
+	d.do(map[string]any{"op": "noGhost"})
+	d.do(map[string]any{"op": "waitLine", "line": 8, "text": `v := "한국"; append(v)`})
+	agentHeard("nes/accept of the revealed suggestion", func(m []map[string]any) bool { return len(accepts(m)) == acceptedBefore+1 })
+	lap("the quieter display: a hint, then the suggestion on the command")
 	d.quit()
 	cs.stop()
 	waitCond(t, "no agent of this test left running", func() ([]string, bool) {

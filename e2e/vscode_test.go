@@ -279,7 +279,7 @@ func TestVSCodeManifest(t *testing.T) {
 	// Remote settings); the rest is window-scoped, so that the User settings apply in local and
 	// remote windows alike. machine-overridable would be wrong twice over: a remote window ignores
 	// it in the User settings, and a workspace may set it.
-	wantScopes := map[string]string{"path": "machine", "agent": "window", "logFile": "window", "exclude": "window", "defaultExcludes": "window", "delay": "window", "automatic": "window", "trace.server": "window"}
+	wantScopes := map[string]string{"path": "machine", "agent": "window", "logFile": "window", "exclude": "window", "defaultExcludes": "window", "delay": "window", "automatic": "window", "display": "window", "trace.server": "window"}
 	for key, scope := range wantScopes {
 		if got := props[src.section+"."+key].Scope; got != scope {
 			t.Errorf("%s.%s: scope %q, want %q", src.section, key, got, scope)

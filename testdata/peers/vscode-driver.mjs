@@ -37,6 +37,8 @@
 //   {"op":"click","contains":"...","button":"Apply"}  click a button of that notification
 //   {"op":"clearToasts"}                   close every notification
 //   {"op":"activeTab"}                     the active tab's label, description and title, the editor's URI
+//   {"op":"hint","line":8,"text":"..."}    wait until the rendered line shows that text after it (a
+//                                          decoration's ::after content, as VS Code draws it)
 //   {"op":"statusItem","contains":"NES","icon":"check"}  wait until a status bar item's text contains
 //                                          that, with that codicon when given: {text, icons, label}
 //   {"op":"clickStatus","contains":"NES"}  click that status bar item
@@ -113,6 +115,27 @@ async function lines() {
     }));
     rows.sort((a, b) => a.top - b.top);
     return rows.map((r) => r.text);
+  }, EDITOR);
+}
+
+// The texts that decorations draw after or before the rendered lines' spans (CSS ::after and
+// ::before content), by line (1-based, as rendered top to bottom).
+async function decorationTexts() {
+  return page.evaluate((sel) => {
+    const ed = document.querySelector(sel);
+    if (!ed) return [];
+    const rows = [...ed.querySelectorAll('.view-lines .view-line')].map((el) => {
+      const texts = [];
+      for (const span of el.querySelectorAll('span')) {
+        for (const pseudo of ['::before', '::after']) {
+          const c = getComputedStyle(span, pseudo).content;
+          if (c && c !== 'none' && c !== 'normal' && c !== '""') texts.push(JSON.parse(c));
+        }
+      }
+      return { top: parseFloat(el.style.top || '0'), texts };
+    });
+    rows.sort((a, b) => a.top - b.top);
+    return rows.map((r) => r.texts);
   }, EDITOR);
 }
 
@@ -308,6 +331,14 @@ async function step(s) {
       return null;
     case 'activeTab':
       return activeTab();
+    case 'hint':
+      return until(
+        `line ${s.line} to show ${JSON.stringify(s.text)} after it`,
+        async () => ((await decorationTexts())[s.line - 1] ?? []).includes(s.text),
+        timeoutMs,
+      ).catch(async (e) => {
+        throw new Error(`${e.message}; the decorations' texts: ${JSON.stringify(await decorationTexts())}`);
+      });
     case 'statusItem':
       return until(
         `a status bar item with ${JSON.stringify(s.contains)}${s.icon ? ` and the icon ${s.icon}` : ''}`,

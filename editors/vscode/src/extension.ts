@@ -29,7 +29,7 @@ export const SECTION = 'acpLspBridge';
  * secrets to the agent. `path` is `machine`-scoped (each host has its own bridge: in a
  * remote window it is read from the Remote settings), the others `window`-scoped.
  */
-export const SETTINGS = ['path', 'agent', 'logFile', 'exclude', 'defaultExcludes', 'delay', 'automatic'] as const;
+export const SETTINGS = ['path', 'agent', 'logFile', 'exclude', 'defaultExcludes', 'delay', 'automatic', 'display'] as const;
 
 /** The bridge's notifications beyond LSP (lspside.NotifyDidFocus, lspside.NotifyDiagnostics). */
 export const NOTIFICATIONS = {
@@ -84,6 +84,7 @@ export const COMMANDS = {
   toggleAutomatic: 'acpLspBridge.toggleAutomatic',
   toggleAutomaticForFile: 'acpLspBridge.toggleAutomaticForFile',
   showMenu: 'acpLspBridge.showMenu',
+  reveal: 'acpLspBridge.reveal',
 } as const;
 
 interface Settings {
@@ -99,6 +100,8 @@ interface Settings {
   delay: number;
   /** false: start with suggestions while typing off (--automatic=false). */
   automatic: boolean;
+  /** 'ghost': ghost text as you type; 'mark': a mark and a hint first, the suggestion on reveal. */
+  display: 'ghost' | 'mark';
 }
 
 /**
@@ -127,6 +130,7 @@ function readSettings(): Settings {
   const defaultExcludes = userSetting<unknown>(config, 'defaultExcludes', true);
   const delay = userSetting<unknown>(config, 'delay', 0);
   const automatic = userSetting<unknown>(config, 'automatic', true);
+  const display = userSetting<unknown>(config, 'display', 'ghost');
   return {
     path: typeof bridge === 'string' ? expandHome(bridge.trim()) : '',
     agent: Array.isArray(agent) ? agent.filter((a): a is string => typeof a === 'string') : [],
@@ -135,6 +139,7 @@ function readSettings(): Settings {
     defaultExcludes: defaultExcludes !== false,
     delay: typeof delay === 'number' && Number.isFinite(delay) && delay > 0 ? Math.min(Math.round(delay), 60000) : 0,
     automatic: automatic !== false,
+    display: display === 'mark' ? 'mark' : 'ghost',
   };
 }
 
@@ -143,7 +148,7 @@ function sameList(a: string[], b: string[]): boolean {
 }
 
 function sameSettings(a: Settings, b: Settings): boolean {
-  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes && a.delay === b.delay && a.automatic === b.automatic;
+  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes && a.delay === b.delay && a.automatic === b.automatic && a.display === b.display;
 }
 
 /** Where the user sets acpLspBridge.path in this window, and the command that opens that file. */
@@ -446,6 +451,14 @@ async function start(): Promise<void> {
   const serverOptions: ServerOptions = { command: bridge.command, args };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+    // The quieter display: while typing, no ghost text (the mark says where a suggestion is);
+    // what you ask for (Alt+\, the reveal command) shows it.
+    middleware: {
+      provideInlineCompletionItems: (document, position, context, token, next) =>
+        settings.display === 'mark' && context.triggerKind !== vscode.InlineCompletionTriggerKind.Invoke
+          ? undefined
+          : next(document, position, context, token),
+    },
     outputChannel: output,
   };
   const c = new LanguageClient(SECTION, 'acp-lsp-bridge', serverOptions, clientOptions);
@@ -540,6 +553,89 @@ async function showMenu(): Promise<void> {
   if (picked !== undefined) {
     await picked.run();
   }
+}
+
+// The quieter display (acpLspBridge.display "mark"): after each change of the active file, the
+// suggestion nearest the cursor, anywhere in the file (the bridge's textDocument/copilotInlineEdit),
+// is marked in the gutter and the overview ruler, with a hint at the end of the cursor's line:
+// "⇥ next edit, line 42" (or "here"). The reveal command jumps to it, then shows it as ghost text.
+const MARK_ICON = vscode.Uri.parse(
+  'data:image/svg+xml;utf8,' +
+    encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"><path d="M3 4l5 4-5 4z M10 4h2v8h-2z" fill="#3794ff"/></svg>'),
+);
+let markDecoration: vscode.TextEditorDecorationType | undefined;
+let hintDecoration: vscode.TextEditorDecorationType | undefined;
+/** The marked suggestion: its document and version, its range. */
+let mark: { uri: string; version: number; range: vscode.Range } | undefined;
+let markTimer: NodeJS.Timeout | undefined;
+
+function clearMark(): void {
+  mark = undefined;
+  for (const editor of vscode.window.visibleTextEditors) {
+    if (markDecoration !== undefined) editor.setDecorations(markDecoration, []);
+    if (hintDecoration !== undefined) editor.setDecorations(hintDecoration, []);
+  }
+}
+
+function drawMark(editor: vscode.TextEditor): void {
+  if (mark === undefined || markDecoration === undefined || hintDecoration === undefined || editor.document.uri.toString() !== mark.uri) {
+    return;
+  }
+  const line = editor.selection.active.line;
+  const here = line >= mark.range.start.line && line <= mark.range.end.line;
+  const end = editor.document.lineAt(line).range.end;
+  editor.setDecorations(markDecoration, [new vscode.Range(mark.range.start.line, 0, mark.range.start.line, 0)]);
+  editor.setDecorations(hintDecoration, [
+    {
+      range: new vscode.Range(end, end),
+      renderOptions: { after: { contentText: here ? '⇥ next edit, here' : `⇥ next edit, line ${mark.range.start.line + 1}` } },
+    },
+  ]);
+}
+
+/** Asks the bridge for the suggestion nearest the cursor, and marks it unless the file changed meanwhile. */
+async function askMark(editor: vscode.TextEditor): Promise<void> {
+  const c = client;
+  if (c === undefined || !c.isRunning() || !mirrored(editor.document)) {
+    return;
+  }
+  const version = editor.document.version;
+  try {
+    const res = (await c.sendRequest('textDocument/copilotInlineEdit', {
+      textDocument: { uri: c.code2ProtocolConverter.asUri(editor.document.uri), version },
+      position: c.code2ProtocolConverter.asPosition(editor.selection.active),
+      context: { triggerKind: 2 },
+    })) as { edits?: { range: Parameters<typeof c.protocol2CodeConverter.asRange>[0] }[] } | null;
+    const edit = res?.edits?.[0];
+    const range = edit === undefined ? undefined : c.protocol2CodeConverter.asRange(edit.range);
+    if (editor.document.version !== version || range === undefined) {
+      return;
+    }
+    mark = { uri: editor.document.uri.toString(), version, range };
+    drawMark(editor);
+  } catch (err) {
+    output?.debug(`textDocument/copilotInlineEdit: ${String(err)}`);
+  }
+}
+
+/** The reveal command: go to the marked suggestion; on its line, show it as ghost text. */
+async function reveal(): Promise<void> {
+  const editor = activeEditor();
+  if (editor === undefined || mark === undefined || editor.document.uri.toString() !== mark.uri) {
+    void vscode.window.setStatusBarMessage('acp-lsp-bridge: no marked suggestion here', 3000);
+    return;
+  }
+  const line = editor.selection.active.line;
+  if (line < mark.range.start.line || line > mark.range.end.line) {
+    editor.selection = new vscode.Selection(mark.range.end, mark.range.end);
+    editor.revealRange(mark.range);
+    drawMark(editor);
+    return;
+  }
+  clearMark();
+  // Run from the palette, the editor gets the focus back only as it closes: give it first.
+  await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+  await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
 }
 
 /** Whether the bridge mirrors the document (see documentSelector). */
@@ -691,6 +787,15 @@ export function activate(context: vscode.ExtensionContext): void {
   statusItem = vscode.window.createStatusBarItem('acpLspBridge.status', vscode.StatusBarAlignment.Right, 100);
   statusItem.name = 'acp-lsp-bridge';
   statusItem.command = COMMANDS.showMenu;
+  markDecoration = vscode.window.createTextEditorDecorationType({
+    gutterIconPath: MARK_ICON,
+    gutterIconSize: 'contain',
+    overviewRulerColor: new vscode.ThemeColor('editorInfo.foreground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Right,
+  });
+  hintDecoration = vscode.window.createTextEditorDecorationType({
+    after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 2em' },
+  });
   context.subscriptions.push(
     output,
     statusItem,
@@ -702,6 +807,22 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(COMMANDS.toggleAutomatic, () => setAutomatic('toggle', false)),
     vscode.commands.registerCommand(COMMANDS.toggleAutomaticForFile, () => setAutomatic('toggle', true)),
     vscode.commands.registerCommand(COMMANDS.showMenu, showMenu),
+    vscode.commands.registerCommand(COMMANDS.reveal, reveal),
+    { dispose: () => (markDecoration?.dispose(), hintDecoration?.dispose()) },
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (started?.display !== 'mark' || !mirrored(e.document)) {
+        return;
+      }
+      clearMark();
+      if (markTimer !== undefined) clearTimeout(markTimer);
+      markTimer = setTimeout(() => {
+        const editor = vscode.window.activeTextEditor;
+        if (editor !== undefined && editor.document === e.document) void askMark(editor);
+      }, 150);
+    }),
+    vscode.window.onDidChangeTextEditorSelection((e) => {
+      if (mark !== undefined) drawMark(e.textEditor);
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (SETTINGS.some((s) => e.affectsConfiguration(`${SECTION}.${s}`))) {
         void restartIfChanged();
