@@ -130,6 +130,38 @@ type ContextWanted struct {
 	RecentMax, HistoryMax, ActionsMax                                              int
 }
 
+// Names are the context keys the agent asked for, in the order of the NES proposal. The bridge
+// sends every one of them (lspside's suggestContext hands them all to editorstate), so these are
+// also the keys that doctor reports as sent.
+func (c ContextWanted) Names() []string {
+	out := []string{}
+	for _, k := range []struct {
+		on   bool
+		name string
+	}{{c.RecentFiles, "recentFiles"}, {c.RelatedSnippets, "relatedSnippets"}, {c.EditHistory, "editHistory"}, {c.UserActions, "userActions"}, {c.OpenFiles, "openFiles"}, {c.Diagnostics, "diagnostics"}} {
+		if k.on {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+// Names are the document events the agent asked for. The bridge sends each of them to any editor
+// (didFocus when the editor says the user entered a file, or when a request comes for another
+// file than the last), so these are also the events that doctor reports as sent.
+func (e Events) Names() []string {
+	out := []string{}
+	for _, k := range []struct {
+		on   bool
+		name string
+	}{{e.DidOpen, "didOpen"}, {e.DidChange, "didChange"}, {e.DidClose, "didClose"}, {e.DidSave, "didSave"}, {e.DidFocus, "didFocus"}} {
+		if k.on {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
 // Any reports whether the agent asked for any context at all.
 func (c ContextWanted) Any() bool {
 	return c.Diagnostics || c.OpenFiles || c.RecentFiles || c.EditHistory || c.UserActions || c.RelatedSnippets

@@ -48,8 +48,8 @@ Instead of "--", the editor may name the agent in its initialize request:
   "initializationOptions": {"agent": {"command": "my-agent", "args": ["--acp"], "env": {"K": "V"}}}
 A command line agent wins over initializationOptions.
 
-Neovim 0.12 example:
-  vim.lsp.config('acp', { cmd = { 'acp-lsp-bridge', '--', 'my-nes-agent' }, filetypes = { 'go', 'lua' } })
+Neovim 0.12 example (the bridge's own agent with a local model; any NES agent goes after "--"):
+  vim.lsp.config('acp', { cmd = { 'acp-lsp-bridge', '--', 'acp-lsp-bridge', 'agent', '--model-url', 'http://127.0.0.1:11434', '--model', 'qwen2.5-coder:7b' }, filetypes = { 'go', 'lua' } })
   vim.lsp.enable('acp')
   vim.lsp.inline_completion.enable()
 

@@ -217,16 +217,9 @@ func Check(ctx context.Context, run Run) *Report {
 		CodeAction:        true,
 		Completion:        true,
 		SuggestionKinds:   []string{"edit", "jump", "rename", "searchAndReplace"},
-		DocumentEvents:    []string{},
-		SuggestContext:    []string{},
-	}
-	for _, e := range []struct {
-		on   bool
-		name string
-	}{{ev.DidOpen, "didOpen"}, {ev.DidChange, "didChange"}, {ev.DidClose, "didClose"}, {ev.DidSave, "didSave"}, {ev.DidFocus, "didFocus"}} {
-		if e.on {
-			rep.Capabilities.DocumentEvents = append(rep.Capabilities.DocumentEvents, e.name)
-		}
+		// What the bridge sends, from the same definitions the bridge uses (acpside).
+		DocumentEvents: ev.Names(),
+		SuggestContext: agent.Context().Names(),
 	}
 	if ev.DidChange {
 		sync := "incremental"
@@ -234,9 +227,6 @@ func Check(ctx context.Context, run Run) *Report {
 			sync = "full"
 		}
 		rep.Capabilities.DocumentSync = &sync
-	}
-	if agent.Context().Diagnostics {
-		rep.Capabilities.SuggestContext = append(rep.Capabilities.SuggestContext, "diagnostics")
 	}
 	finish()
 	return rep

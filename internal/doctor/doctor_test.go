@@ -64,7 +64,7 @@ func goldenReports(t *testing.T) map[string]*Report {
 		SuggestionKinds: []string{"edit", "jump", "rename", "searchAndReplace"},
 		DocumentEvents:  []string{"didOpen", "didChange", "didClose", "didFocus"},
 		DocumentSync:    str("full"),
-		SuggestContext:  []string{"diagnostics"},
+		SuggestContext:  []string{"recentFiles", "editHistory", "diagnostics"},
 	}
 
 	refused := newReport(acpside.Command{Path: "codex-acp"}, ws, "0.1.0-dev")
@@ -106,11 +106,12 @@ protocol   ACP 1
 encoding   utf-32 (the agent's choice)
 auth       Log in [login, agent], API key [key, env_var]
 events     didOpen, didChange (full), didClose, didFocus
-context    recentFiles (maxCount 10), editHistory, diagnostics (the bridge sends only diagnostics)
+context    recentFiles (maxCount 10), editHistory, diagnostics
 timings    initialize 182 ms after process start, nes/start 2.1 ms, close 15 ms
 surfaces   inline completion, Copilot inline edits, code actions, completion items
            (completion items by default only for editors without inline completion)
-           the agent gets didOpen, didChange (full), didClose, didFocus (Copilot-style clients only) from the editor
+           the agent gets didOpen, didChange (full), didClose, didFocus from the editor
+           and with each nes/suggest: recentFiles, editHistory, diagnostics
 OK         the agent can do Next Edit Suggestions
 `,
 		"refused": `command    codex-acp
@@ -252,6 +253,8 @@ func TestDoctorRenderJSON(t *testing.T) {
     ],
     "documentSync": "full",
     "suggestContext": [
+      "recentFiles",
+      "editHistory",
       "diagnostics"
     ]
   },

@@ -309,9 +309,10 @@ func (r *Report) Human(color bool) string {
 		if r.Prompts != nil {
 			line("", "the agent gets one prompt per suggestion: the lines around the cursor, your recent edits, excerpts of the other open files")
 		} else if ev := r.Capabilities.DocumentEvents; len(ev) > 0 {
-			s := "the agent gets " + joinEvents(ev, r.Capabilities.DocumentSync) + " from the editor"
-			s = strings.Replace(s, "didFocus", "didFocus (Copilot-style clients only)", 1)
-			line("", s)
+			line("", "the agent gets "+joinEvents(ev, r.Capabilities.DocumentSync)+" from the editor")
+			if ctx := r.Capabilities.SuggestContext; len(ctx) > 0 {
+				line("", "and with each nes/suggest: "+strings.Join(ctx, ", "))
+			}
 		} else {
 			line("", "the agent gets no document events (it asked for none)")
 		}
@@ -429,14 +430,7 @@ func (c contextReport) text() string {
 	if len(keys) == 0 {
 		return "none"
 	}
-	s := strings.Join(keys, ", ")
-	switch {
-	case c.Diagnostics == nil:
-		s += " (the bridge sends none of these)"
-	case len(keys) > 1:
-		s += " (the bridge sends only diagnostics)"
-	}
-	return s
+	return strings.Join(keys, ", ")
 }
 
 // text is the timings line of the report, empty when the agent never answered initialize.
