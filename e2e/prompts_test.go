@@ -526,29 +526,9 @@ func TestPromptProgress(t *testing.T) {
 	if len(items) != 1 {
 		t.Errorf("%d items, want 1", len(items))
 	}
-	type progress struct {
-		Token string `json:"token"`
-		Value struct {
-			Kind, Title, Message string
-		} `json:"value"`
-	}
 	// The prompt's progress: its token's messages. (The agent's start may have one of its own,
 	// "starting the agent…", when it was still starting once the editor said initialized.)
-	asking := func(r *fakeeditor.Record) []progress {
-		token := ""
-		var out []progress
-		for _, raw := range r.Progress {
-			var p progress
-			_ = json.Unmarshal(raw, &p)
-			if p.Value.Kind == "begin" && p.Value.Message == "asking Session test agent…" {
-				token = p.Token
-			}
-			if token != "" && p.Token == token {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
+	asking := func(r *fakeeditor.Record) []fakeeditor.Progress { return r.ProgressOf("asking Session test agent…") }
 	s.Await(fakeeditor.Expectation{Description: "the prompt's progress created, begun and ended", Met: func(r *fakeeditor.Record) bool {
 		return len(asking(r)) == 2
 	}})

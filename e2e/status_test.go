@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -19,21 +18,9 @@ func TestBinaryStatusWhileTheAgentStarts(t *testing.T) {
 	}})
 	b.Await(fakeeditor.StatusIs("starting", ""))
 	b.Await(fakeeditor.StatusIs("ready", ""))
-	type progress struct {
-		Token string `json:"token"`
-		Value struct{ Kind, Message string }
-	}
 	b.Await(fakeeditor.Expectation{Description: "the start's progress begun and ended", Met: func(r *fakeeditor.Record) bool {
-		token, ended := "", false
-		for _, raw := range r.Progress {
-			var p progress
-			_ = json.Unmarshal(raw, &p)
-			if p.Value.Kind == "begin" && p.Value.Message == "starting the agent…" {
-				token = p.Token
-			}
-			ended = ended || (token != "" && p.Token == token && p.Value.Kind == "end")
-		}
-		return ended
+		p := r.ProgressOf("starting the agent…")
+		return len(p) > 0 && p[len(p)-1].Value.Kind == "end"
 	}})
 	rec := b.Record()
 	var states []string

@@ -178,15 +178,17 @@ func TestVSCodeReal(t *testing.T) {
 	}
 	accepts, rejects, suggests, inits := method("nes/accept"), method("nes/reject"), method("nes/suggest"), method("initialize")
 	starts, focuses := method("nes/start"), method("document/didFocus")
-	rejected := func(msgs []map[string]any) int {
+	// countWith counts the params whose key holds value.
+	countWith := func(ps []map[string]any, key, value string) int {
 		n := 0
-		for _, p := range rejects(msgs) {
-			if p["reason"] == "rejected" {
+		for _, p := range ps {
+			if p[key] == value {
 				n++
 			}
 		}
 		return n
 	}
+	rejected := func(msgs []map[string]any) int { return countWith(rejects(msgs), "reason", "rejected") }
 
 	d.do(map[string]any{"op": "load"})
 	lap("the workbench loads")
@@ -311,15 +313,7 @@ func TestVSCodeReal(t *testing.T) {
 		t.Errorf("the status item's menu: %q, want %q", menu, want)
 	}
 	d.do(map[string]any{"op": "statusItem", "contains": "NES off", "icon": "circle-slash"})
-	automatic := func(msgs []map[string]any) int {
-		n := 0
-		for _, p := range suggests(msgs) {
-			if p["triggerKind"] == "automatic" {
-				n++
-			}
-		}
-		return n
-	}
+	automatic := func(msgs []map[string]any) int { return countWith(suggests(msgs), "triggerKind", "automatic") }
 	automaticBefore := automatic(tolerantAgentLog(agentLog))
 	d.do(map[string]any{"op": "goto", "line": 6})
 	d.do(map[string]any{"op": "press", "keys": []string{"End"}})

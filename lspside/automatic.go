@@ -58,26 +58,28 @@ func initDelay(raw json.RawMessage) (time.Duration, error) {
 	return ParseDelay(strconv.FormatFloat(ms, 'f', -1, 64))
 }
 
-// applyAutomaticOptions takes initializationOptions.delay and .automatic at initialize. A delay
-// that cannot be read is told to the user and the default kept.
-func (s *Server) applyAutomaticOptions(ctx context.Context, o *initOptions) {
+// applyAutomaticOptions takes initializationOptions.delay and .automatic at initialize: it
+// returns the delay (nil: none given, or one that cannot be read, which is told to the user) for
+// the session, and turns the switch off when asked.
+func (s *Server) applyAutomaticOptions(ctx context.Context, o *initOptions) *time.Duration {
 	if o == nil {
-		return
+		return nil
 	}
+	var delay *time.Duration
 	if len(o.Delay) > 0 && string(o.Delay) != "null" {
 		d, err := initDelay(o.Delay)
 		if err != nil {
 			s.log.Warn().Err(err).Msg("initializationOptions.delay ignored")
 			s.showMessage(ctx, protocol.MessageTypeWarning, "acp-lsp-bridge: initializationOptions.delay: "+err.Error()+"; the default is used.")
 		} else {
-			s.initDelay.Store(int64(d))
-			s.initDelaySet.Store(true)
+			delay = &d
 		}
 	}
 	if o.Automatic != nil && !*o.Automatic {
 		s.reqs.setSwitch("", switchDisable)
 		s.log.Info().Msg("automatic suggestions are off (initializationOptions.automatic); ask for one by hand, or run acp-lsp-bridge.enable")
 	}
+	return delay
 }
 
 // automaticDelay is how long a document must be still before an automatic request asks the
@@ -87,8 +89,8 @@ func (s *Server) automaticDelay(prompted bool) time.Duration {
 	switch {
 	case s.cfg.Delay > 0:
 		return s.cfg.Delay
-	case s.initDelaySet.Load():
-		return time.Duration(s.initDelay.Load())
+	case s.session().delay != nil:
+		return *s.session().delay
 	case prompted:
 		return s.cfg.PromptDebounce
 	}

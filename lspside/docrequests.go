@@ -38,8 +38,12 @@ type docRequest struct {
 	suggest    context.CancelFunc
 	suggestSeq uint64
 	suggestAt  time.Time
-	// askedAt is when the nes/suggest in flight went to the agent (zero: not yet).
-	askedAt time.Time
+	// askedAt is when the nes/suggest in flight went to the agent (zero: not yet); askTimer fires
+	// askingAfter later, when the status shows it (askShown, until the document's latest
+	// nes/suggest is done). A quicker answer changes nothing the status shows: no poke at all.
+	askedAt  time.Time
+	askTimer *time.Timer
+	askShown bool
 	// cursor is the byte offset of the last request's position, when hasCursor.
 	cursor    int
 	hasCursor bool
@@ -85,20 +89,30 @@ func (d *docRequests) beginSuggest(ctx context.Context, uri string, coalesce tim
 	d.seq++
 	seq := d.seq
 	r.suggest, r.suggestSeq, r.suggestAt, r.askedAt = cancel, seq, now, time.Time{}
+	r.stopAskTimer()
 	d.mu.Unlock()
 	return cctx, burst, func() {
 		d.mu.Lock()
-		ended := false
+		shown := false
 		if r, ok := d.docs[uri]; ok && r.suggestSeq == seq {
 			r.suggest, r.askedAt = nil, time.Time{}
+			r.stopAskTimer()
+			shown, r.askShown = r.askShown, false
 			d.tidy(uri)
-			ended = true
 		}
 		d.mu.Unlock()
 		cancel()
-		if ended {
-			d.notify()
+		if shown {
+			d.notify() // the status said "asking"
 		}
+	}
+}
+
+// stopAskTimer stops the asking timer, if any. The caller holds mu.
+func (r *docRequest) stopAskTimer() {
+	if r.askTimer != nil {
+		r.askTimer.Stop()
+		r.askTimer = nil
 	}
 }
 
@@ -109,14 +123,30 @@ func (d *docRequests) notify() {
 	}
 }
 
-// asking records that the nes/suggest registered for uri now goes to the agent.
+// asking records that the nes/suggest registered for uri now goes to the agent. Should it still be
+// there askingAfter later, the status is told.
 func (d *docRequests) asking(uri string) {
 	d.mu.Lock()
-	if r, ok := d.docs[uri]; ok && r.suggest != nil {
-		r.askedAt = time.Now()
+	defer d.mu.Unlock()
+	r, ok := d.docs[uri]
+	if !ok || r.suggest == nil {
+		return
 	}
-	d.mu.Unlock()
-	d.notify()
+	r.askedAt = time.Now()
+	seq := r.suggestSeq
+	r.stopAskTimer()
+	r.askTimer = time.AfterFunc(askingAfter, func() {
+		d.mu.Lock()
+		r, ok := d.docs[uri]
+		still := ok && r.suggest != nil && r.suggestSeq == seq
+		if still {
+			r.askShown = true
+		}
+		d.mu.Unlock()
+		if still {
+			d.notify()
+		}
+	})
 }
 
 // askingSince is when the nes/suggest in flight for uri went to the agent, if one did.
@@ -145,10 +175,7 @@ func (d *docRequests) enter(uri string) {
 // document's last known one (0 when none), at most length. It returns the cursor recorded.
 func (d *docRequests) focus(uri string, cursor, length int) int {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.active != uri {
-		defer d.notify() // after the unlock
-	}
+	changed := d.active != uri
 	d.active = uri
 	r := d.get(uri)
 	if cursor >= 0 {
@@ -157,6 +184,10 @@ func (d *docRequests) focus(uri string, cursor, length int) int {
 		cursor = min(r.cursor, length)
 	}
 	d.tidy(uri)
+	d.mu.Unlock()
+	if changed {
+		d.notify()
+	}
 	return cursor
 }
 
@@ -289,17 +320,12 @@ func (d *docRequests) setSwitch(uri, op string) (on bool) {
 	return on
 }
 
-// switches is the global switch and the documents whose own switch is set, on or off.
-func (d *docRequests) switches() (global bool, docs map[string]bool) {
+// ownSwitch reports whether uri has a switch of its own (set by a command for that document).
+func (d *docRequests) ownSwitch(uri string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	docs = map[string]bool{}
-	for uri, r := range d.docs {
-		if r.sw != switchUnset {
-			docs[uri] = r.sw == switchOn
-		}
-	}
-	return !d.off, docs
+	r, ok := d.docs[uri]
+	return ok && r.sw != switchUnset
 }
 
 // held counts the documents with a position and with a nes/suggest in flight, and says whether a

@@ -126,11 +126,11 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 
 // inlineItems are the inline completion items of lives at cursor in snap, in their order: the edits
 // of this document on the cursor's line around the cursor. With sameCursor, only those the agent
-// computed for this very position.
+// computed for this very position (lives are of snap's version).
 func (s *Server) inlineItems(lives []*live, snap *document.Snapshot, cursor int, editor encoding.Kind, sameCursor bool) []protocol.InlineCompletionItem {
 	items := []protocol.InlineCompletionItem{}
 	for _, l := range lives {
-		if sameCursor && (l.cursor != cursor || l.base.Version != snap.Version) {
+		if sameCursor && l.cursor != cursor {
 			continue
 		}
 		if l.kind != "edit" || l.repl == nil || !translate.FitsInline(snap.Mapper, *l.repl, cursor) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -110,6 +111,8 @@ type session struct {
 	editorEnc encoding.Kind
 	init      initializeParams
 	client    clientCaps
+	// delay is initializationOptions.delay, when given and readable (automatic.go).
+	delay *time.Duration
 }
 
 // session returns what initialize negotiated (zero values before it).
@@ -144,10 +147,10 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		ws.folders = append(ws.folders, workspaceFolder{URI: f.Uri, Name: f.Name})
 	}
 	client := p.clientCaps()
+	delay := s.applyAutomaticOptions(ctx, p.InitializationOptions)
 	s.ws.Store(ws)
-	s.sess.Store(&session{editorEnc: enc, init: p, client: client})
+	s.sess.Store(&session{editorEnc: enc, init: p, client: client, delay: delay})
 	s.life.Store(int32(stateInitialized))
-	s.applyAutomaticOptions(ctx, p.InitializationOptions)
 	name := "unknown client"
 	if p.ClientInfo != nil {
 		name = p.ClientInfo.Name + " " + p.ClientInfo.Version

@@ -161,9 +161,6 @@ type Server struct {
 	secret heldBack
 	// asks are the code actions' nes/suggest in flight (codeaction.go).
 	asks pendingAsks
-	// initDelay is initializationOptions.delay, when initDelaySet (automatic.go).
-	initDelay    atomic.Int64
-	initDelaySet atomic.Bool
 	// status sends NotifyStatus when the state changes (status.go), from initialized until
 	// served is closed, as Serve returns.
 	status     *statusPublisher

@@ -44,64 +44,56 @@ type Status struct {
 }
 
 // askingAfter is how long a nes/suggest must be in flight before the state is "asking": a quick
-// answer changes nothing the user sees.
+// answer changes nothing the user sees (docRequests pokes the publisher only after it).
 const askingAfter = 150 * time.Millisecond
 
-// statusNow is the bridge's state now, and, when it is about to change by itself (a request
-// becoming slow), when to look again.
-func (s *Server) statusNow(now time.Time) (Status, time.Duration) {
+// statusNow is the bridge's state now.
+func (s *Server) statusNow(now time.Time) Status {
 	uri := s.reqs.activeDoc()
 	st := Status{URI: uri}
 	state, _ := s.sup.State()
 	switch state {
 	case agentIdle, agentStarting, agentBackingOff:
 		st.State, st.Message = StatusStarting, "acp-lsp-bridge: the agent is starting."
-		return st, 0
+		return st
 	case agentSigningIn:
 		st.State, st.Message = StatusSigningIn, s.notReady()
-		return st, 0
+		return st
 	case agentGivenUp:
 		st.State, st.Message = StatusFailed, s.notReady()
-		return st, 0
+		return st
 	case agentClosing, agentClosed:
-		st.State, st.Message = "", ""
-		return st, 0
+		return Status{}
 	}
 	agent := s.currentAgent()
 	if agent == nil {
 		st.State, st.Message = StatusStarting, "acp-lsp-bridge: the agent is starting."
-		return st, 0
+		return st
 	}
 	name := agent.Name()
 	st.Agent = name
 	base := workspace.Host.Base(uriPath(uri))
 	if glob, ok := s.secret.glob(uri); ok {
 		st.State, st.Message = StatusExcluded, fmt.Sprintf("%s is kept from the agent (exclusion glob %q): no suggestions for it.", base, glob)
-		return st, 0
+		return st
 	}
 	if uri != "" && s.isWithheld(uri) {
 		st.State, st.Message = StatusExcluded, fmt.Sprintf("%s is too large to send to the agent: no suggestions for it.", base)
-		return st, 0
+		return st
 	}
-	if since, ok := s.reqs.askingSince(uri); ok {
-		if wait := askingAfter - now.Sub(since); wait > 0 {
-			// Not yet: look again then (its answer may come first).
-			return s.restingStatus(st, uri, base, name, agent.Prompted()), wait
-		}
+	if since, ok := s.reqs.askingSince(uri); ok && now.Sub(since) >= askingAfter {
 		st.State, st.Message = StatusAsking, fmt.Sprintf("asking %s…", name)
-		return st, 0
+		return st
 	}
-	return s.restingStatus(st, uri, base, name, agent.Prompted()), 0
+	return s.restingStatus(st, uri, base, name, agent.Prompted())
 }
 
 // restingStatus is the state of a ready agent that is not being asked: off, or ready.
 func (s *Server) restingStatus(st Status, uri, base, name string, prompted bool) Status {
 	if !s.reqs.automatic(uri) {
 		where := "every file"
-		if _, docs := s.reqs.switches(); uri != "" {
-			if _, own := docs[uri]; own {
-				where = base // its own switch
-			}
+		if uri != "" && s.reqs.ownSwitch(uri) {
+			where = base
 		}
 		st.State, st.Message = StatusOff, fmt.Sprintf("suggestions while typing are off for %s; asking by hand still works (the command %s turns them on).", where, CommandEnable)
 		return st
@@ -135,13 +127,10 @@ func (p *statusPublisher) changed() {
 	}
 }
 
-// publishStatus runs the publisher until done is closed.
-// While the agent starts, a person waits: the editor shows it as work-done progress too ($/progress,
-// when it supports it).
+// publishStatus runs the publisher until done is closed. While the agent starts, a person waits:
+// the editor shows it as work-done progress too ($/progress, when it supports it).
 func (s *Server) publishStatus(done <-chan struct{}) {
 	var last Status
-	var again *time.Timer
-	var againC <-chan time.Time
 	var endStarting func()
 	defer func() {
 		if endStarting != nil {
@@ -149,7 +138,7 @@ func (s *Server) publishStatus(done <-chan struct{}) {
 		}
 	}()
 	for {
-		st, wait := s.statusNow(time.Now())
+		st := s.statusNow(time.Now())
 		if st.State != "" && st != last {
 			last = st
 			s.log.Debug().Str("state", st.State).Str("uri", st.URI).Msg(NotifyStatus)
@@ -164,21 +153,9 @@ func (s *Server) publishStatus(done <-chan struct{}) {
 			endStarting()
 			endStarting = nil
 		}
-		if again != nil {
-			again.Stop()
-			again, againC = nil, nil
-		}
-		if wait > 0 {
-			again = time.NewTimer(wait)
-			againC = again.C
-		}
 		select {
 		case <-s.status.poke:
-		case <-againC:
 		case <-done:
-			if again != nil {
-				again.Stop()
-			}
 			return
 		}
 	}

@@ -78,6 +78,32 @@ func (r *Record) clone() Record {
 	}
 }
 
+// Progress is one $/progress the bridge sent.
+type Progress struct {
+	Token string `json:"token"`
+	Value struct {
+		Kind, Title, Message string
+	} `json:"value"`
+}
+
+// ProgressOf is the work-done progress whose begin says message: its begin and what followed for
+// its token, in order (nil when none began so).
+func (r *Record) ProgressOf(message string) []Progress {
+	token := ""
+	var out []Progress
+	for _, raw := range r.Progress {
+		var p Progress
+		_ = json.Unmarshal(raw, &p)
+		if token == "" && p.Value.Kind == "begin" && p.Value.Message == message {
+			token = p.Token
+		}
+		if token != "" && p.Token == token {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // An Expectation is a condition on what the editor has recorded.
 type Expectation struct {
 	// Description says what is expected, for the error when it is not met.

@@ -35,21 +35,8 @@ T.run(function()
   fw:close()
   vim.cmd('edit ' .. vim.fn.fnameescape(path))
   local buf = api.nvim_get_current_buf()
-  local ready = false
   local bridge = os.getenv('ACP_LSP_BRIDGE')
-  vim.lsp.start({
-    name = 'acp',
-    cmd = { bridge, '--log-file', T.dir .. '/bridge.log', '--log-level', 'debug', '--',
-      bridge, 'agent', '--model-url', os.getenv('MODEL_URL'), '--model', os.getenv('MODEL_NAME'), '--verbose' },
-    root_dir = T.dir,
-    handlers = {
-      ['window/logMessage'] = function(_, p)
-        ready = ready or p.message:find(' is ready (', 1, true) ~= nil
-      end,
-    },
-    detached = false,
-  }, { bufnr = buf })
-  if not check(wait_for(function() return ready end, 10000), 'the bridge never said the agent is ready') then
+  if not T.start_bridge(buf, { bridge, 'agent', '--model-url', os.getenv('MODEL_URL'), '--model', os.getenv('MODEL_NAME'), '--verbose' }) then
     return
   end
   vim.lsp.inline_completion.enable()

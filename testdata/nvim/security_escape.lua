@@ -43,20 +43,8 @@ write(answer, vim.json.encode({
 T.run(function()
   vim.cmd('edit ' .. vim.fn.fnameescape(T.dir .. '/main.txt'))
   local buf = api.nvim_get_current_buf()
-  local ready = false
-  local id = vim.lsp.start({
-    name = 'acp',
-    cmd = { os.getenv('ACP_LSP_BRIDGE'), '--log-file', T.dir .. '/bridge.log', '--log-level', 'debug', '--',
-      os.getenv('ACP_TEST_AGENT'), '--answer', answer, '--log', T.agent_log },
-    root_dir = T.dir,
-    handlers = {
-      ['window/logMessage'] = function(_, p)
-        ready = ready or p.message:find(' is ready (', 1, true) ~= nil
-      end,
-    },
-    detached = false,
-  }, { bufnr = buf })
-  if not check(wait_for(function() return ready end, 10000), 'the bridge never said the agent is ready') then
+  local id = T.start_bridge(buf, { os.getenv('ACP_TEST_AGENT'), '--answer', answer, '--log', T.agent_log })
+  if not id then
     return
   end
   local client = assert(vim.lsp.get_client_by_id(id))

@@ -112,6 +112,30 @@ function T.scripted_agent(rules, ...)
   return { os.getenv('ACP_TEST_AGENT'), '--rules', T.dir .. '/rules.json', '--log', T.agent_log, ... }
 end
 
+-- T.start_bridge starts the built bridge (ACP_LSP_BRIDGE) for buf with the agent command after
+-- "--", logging at debug level to bridge.log in the workspace, and waits until it says the agent
+-- is ready. It returns the client id, or nil after a failed check.
+function T.start_bridge(buf, agent)
+  local ready = false
+  local cmd = { os.getenv('ACP_LSP_BRIDGE'), '--log-file', T.dir .. '/bridge.log', '--log-level', 'debug', '--' }
+  vim.list_extend(cmd, agent)
+  local id = vim.lsp.start({
+    name = 'acp',
+    cmd = cmd,
+    root_dir = T.dir,
+    handlers = {
+      ['window/logMessage'] = function(_, p)
+        ready = ready or p.message:find(' is ready (', 1, true) ~= nil
+      end,
+    },
+    detached = false,
+  }, { bufnr = buf })
+  if not T.check(T.wait_for(function() return ready end, 10000), 'the bridge never said the agent is ready') then
+    return nil
+  end
+  return id
+end
+
 -- T.type_at_end moves the cursor to the end of row (1-based) and types text there (A, then text).
 function T.type_at_end(row, text)
   vim.api.nvim_win_set_cursor(0, { row, #vim.api.nvim_buf_get_lines(0, row - 1, row, false)[1] })
