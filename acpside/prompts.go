@@ -213,6 +213,35 @@ func (p *prompter) open(ctx context.Context) error {
 	return nil
 }
 
+// closeTimeout bounds the wait for the agent's answer to session/close.
+const closeTimeout = 10 * time.Second
+
+// retire is told of a session the bridge stops using (why says when): when the agent offers
+// session/close, it is asked to close it, so that it frees what it keeps for it (a history, a
+// process of its own) now rather than when the bridge exits. Prompts do not wait for it.
+func (p *prompter) retire(session acp.SessionId, why string) {
+	if !p.a.closesSessions() {
+		p.log.Debug().Str("session", string(session)).Str("why", why).Msg("prompt session left; the agent offers no session/close")
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		if _, err := acp.SendRequest[acp.CloseSessionResponse](p.a.conn, ctx, acp.AgentMethodSessionClose, acp.CloseSessionRequest{SessionId: session}); err != nil {
+			p.log.Warn().Err(err).Str("session", string(session)).Str("why", why).Msg("session/close failed")
+			return
+		}
+		p.log.Info().Str("session", string(session)).Str("why", why).Msg("prompt session closed")
+	}()
+}
+
+// closesSessions reports whether the agent offers session/close (sessionCapabilities.close).
+func (a *Agent) closesSessions() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.init != nil && a.init.AgentCapabilities.SessionCapabilities.Close != nil
+}
+
 // readOnlyMode picks, among the agent's modes, one in which it only reads: one whose id or name
 // says read-only first, then one that plans, then one that asks. Words are compared whole ("Task"
 // is not "ask").
@@ -283,8 +312,14 @@ func (p *prompter) askOnce(ctx context.Context, text string) (PromptAnswer, erro
 	}
 	p.mu.Lock()
 	session, turns := p.session, p.turns
+	if session != "" && turns >= p.opts.Turns {
+		p.session = ""
+	}
 	p.mu.Unlock()
 	if session == "" || turns >= p.opts.Turns {
+		if session != "" {
+			p.retire(session, fmt.Sprintf("renewed after %d prompts", turns))
+		}
 		if err := p.open(ctx); err != nil {
 			return PromptAnswer{}, err
 		}
@@ -316,10 +351,14 @@ func (p *prompter) askOnce(ctx context.Context, text string) (PromptAnswer, erro
 		// agent seconds to open. After anything else, whatever state the session is in, the next
 		// prompt starts a new one.
 		p.mu.Lock()
-		if p.session == run.session && (!errors.Is(err, ErrCancelled) || errors.Is(err, errUnclean)) {
+		left := p.session == run.session && (!errors.Is(err, ErrCancelled) || errors.Is(err, errUnclean))
+		if left {
 			p.session = ""
 		}
 		p.mu.Unlock()
+		if left {
+			p.retire(run.session, "its prompt failed")
+		}
 		return PromptAnswer{}, err
 	}
 	p.mu.Lock()

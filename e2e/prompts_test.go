@@ -608,3 +608,82 @@ func TestPromptEditorSavesDuringAPrompt(t *testing.T) {
 		t.Errorf("%d prompts, want 2: prompts go on after the editor saved", n)
 	}
 }
+
+// TestPromptSessionsAreClosed: an agent that keeps a process per session and offers session/close
+// (as one running a CLI per session does) is asked to close each session the bridge stops using,
+// after a failed prompt and when sessions are renewed (--prompt-turns), so that it keeps one
+// process at a time, not one per abandoned session; an agent that does not offer it is sent none.
+func TestPromptSessionsAreClosed(t *testing.T) {
+	closing := map[string]string{"SESSION_AGENT_CLOSE": "1", "SESSION_AGENT_CHILD": "1"}
+	// ask asks n suggestions by hand, one after the other.
+	ask := func(s *promptSession, n int) {
+		for range n {
+			_, _, _ = s.inline(1)
+		}
+	}
+	// closedAll checks that the sessions closed are the first n opened, and that their processes
+	// ended.
+	closedAll := func(t *testing.T, l agentLogLines, n int) {
+		t.Helper()
+		sessions, closed := l.events("session"), l.events("closed")
+		if len(closed) != n {
+			t.Fatalf("the agent got %d session/close, want %d; its log:\n%s", len(closed), n, l)
+		}
+		for i, c := range closed {
+			if str(c, "sessionId") != str(sessions[i], "sessionId") {
+				t.Errorf("session/close %d closed %s, want %s", i, str(c, "sessionId"), str(sessions[i], "sessionId"))
+			}
+		}
+		for _, c := range l.events("child") {
+			pid := int(c["pid"].(float64))
+			ended := false
+			for _, cl := range closed {
+				ended = ended || str(cl, "sessionId") == str(c, "sessionId")
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for ended && processAlive(pid) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if ended && processAlive(pid) {
+				t.Errorf("the process of closed session %s (pid %d) still runs", str(c, "sessionId"), pid)
+			}
+		}
+		l.noIssues(t)
+	}
+	t.Run("after failed prompts", func(t *testing.T) {
+		t.Parallel()
+		s := startPromptSession(t, promptConfig{mode: "fail", env: closing})
+		ask(s, 3)
+		s.waitEvent(t, "prompt-failed", 3)
+		l := s.waitEvent(t, "closed", 3)
+		if got := len(l.events("session")); got != 3 {
+			t.Fatalf("%d sessions opened for 3 failed prompts, want 3; the agent's log:\n%s", got, l)
+		}
+		closedAll(t, l, 3)
+	})
+	t.Run("renewed", func(t *testing.T) {
+		t.Parallel()
+		s := startPromptSession(t, promptConfig{mode: "text", env: closing, args: []string{"--prompt-turns", "2"}})
+		ask(s, 5)
+		l := s.waitEvent(t, "closed", 2)
+		if got := len(l.events("session")); got != 3 {
+			t.Fatalf("%d sessions opened for 5 prompts of 2 a session, want 3; the agent's log:\n%s", got, l)
+		}
+		if got := len(l.events("answered")); got != 5 {
+			t.Fatalf("%d prompts answered, want 5; the agent's log:\n%s", got, l)
+		}
+		closedAll(t, l, 2)
+	})
+	t.Run("not offered", func(t *testing.T) {
+		t.Parallel()
+		s := startPromptSession(t, promptConfig{mode: "fail", env: map[string]string{"SESSION_AGENT_CHILD": "1"}})
+		ask(s, 2)
+		l := s.waitEvent(t, "session", 2)
+		s.waitEvent(t, "prompt-failed", 2)
+		// The bridge's log says each session was left; by then a session/close would have been sent.
+		waitBridgeLog(t, s.logFile, "prompt session left")
+		if got := len(s.log(t).methods("session/close")); got != 0 {
+			t.Errorf("%d session/close sent to an agent that does not offer it; its log:\n%s", got, l)
+		}
+	})
+}

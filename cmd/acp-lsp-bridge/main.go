@@ -95,6 +95,7 @@ type config struct {
 	maxMessage     int
 	prompts        string
 	promptTimeout  time.Duration
+	promptTurns    int
 	maxEditor      int
 	exclude        []string
 	noDefaultExcl  bool
@@ -173,6 +174,7 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		MaxMessageBytes: cfg.maxMessage,
 		Prompts:         cfg.prompts,
 		PromptTimeout:   cfg.promptTimeout,
+		PromptTurns:     cfg.promptTurns,
 		Delay:           cfg.delay,
 		AutomaticOff:    !cfg.automatic,
 		CodeActionWait:  cfg.codeActionWait,
@@ -203,6 +205,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.DurationVar(&cfg.userWait, "user-wait", 2*time.Minute, "the longest a question to the user (sign-in, permission, a manual suggestion) stays open (`duration`); unanswered, it counts as declined")
 	fs.StringVar(&cfg.prompts, "prompts", "", "for an agent without Next Edit Suggestions, which requests are asked through prompts (`mode`): explicit (what you ask for; the default), auto (also while you type) or off; initializationOptions.prompts sets it too, this flag wins")
 	fs.DurationVar(&cfg.promptTimeout, "prompt-timeout", lspside.DefaultPromptTimeout, "the longest a request asked through a prompt waits for the agent's answer (`duration`)")
+	fs.IntVar(&cfg.promptTurns, "prompt-turns", acpside.DefaultPromptTurns, "how many suggestions one session of an agent asked through prompts serves (`count`) before the bridge opens a new one, so that the session's history stays small; the old one is closed (session/close) when the agent offers it")
 	fs.IntVar(&cfg.maxEditor, "max-editor-message-size", lspside.DefaultMaxEditorMessageBytes, "the largest message read from the editor, in `bytes`; a larger one (or a header line over 64 KiB) is refused before its memory is taken, and the bridge exits, since nothing after it can be read")
 	fs.Func("exclude", "a `glob` of files kept from the agent, besides the defaults (.env, .env.*, *.pem, *.key, id_rsa*, .ssh/**, ...: see docs/security.md); matched at any depth, ignoring case; repeat the flag for more; initializationOptions.exclude adds more", func(g string) error {
 		if _, err := workspace.NewExcludes(false, []string{g}); err != nil {
@@ -239,6 +242,10 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	}
 	if cfg.suggestTimeout <= 0 || cfg.userWait <= 0 || cfg.stuckAfter <= 0 || cfg.promptTimeout <= 0 || cfg.codeActionWait <= 0 {
 		fmt.Fprintln(stderr, "acp-lsp-bridge: --suggest-timeout, --prompt-timeout, --code-action-wait, --user-wait and --agent-stuck-after must be positive durations, such as 10s or 2m")
+		return cfg, 2, true
+	}
+	if cfg.promptTurns < 1 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge: --prompt-turns must be at least 1")
 		return cfg, 2, true
 	}
 	if cfg.prompts != "" && !lspside.ValidPrompts(cfg.prompts) {

@@ -15,6 +15,11 @@
 //                          and "full-access" ("Full Access")
 //   SESSION_AGENT_SLOW_MS  how long the slow mode streams before it answers (default 60000)
 //   SESSION_AGENT_API_KEY  in the auth mode: set, the agent is signed in from the start
+//   SESSION_AGENT_CLOSE=1  initialize offers sessionCapabilities.close, and session/close ends a
+//                          session (its child process too)
+//   SESSION_AGENT_CHILD=1  each session keeps a child process of its own (a node process that
+//                          sleeps), as an agent running a CLI per session does; it ends with
+//                          session/close or when this agent exits
 //   SESSION_AGENT_MODE     how it answers a prompt (default "text"):
 //     text      the rewritten editable region in agent_message_chunk text, between the markers,
 //               streamed in a few chunks. The region is the one between <|editable_region_start|>
@@ -36,6 +41,8 @@
 //               {"event":"disk-write","path":P}, then answers as text
 //     auth      session/new answers auth_required (-32000) until authenticate was called with the
 //               agent method (or SESSION_AGENT_API_KEY is set); then answers as text
+//     fail      every prompt fails: an internal error (-32603), as when the CLI behind a session
+//               crashed
 //   The path of the file is read from the prompt ("The file PATH (language), lines ...").
 //
 // initialize answers without agentCapabilities.nes, with agentInfo {name: "session-agent", title:
@@ -61,6 +68,9 @@
 //   {"event":"answered","sessionId":S,"stopReason":R}
 //   {"event":"cancel","sessionId":S}       session/cancel received
 //   {"event":"cancelled","sessionId":S}    the slow prompt stopped for it
+//   {"event":"child","sessionId":S,"pid":P}   the session's child process started
+//   {"event":"closed","sessionId":S,"pid":P|null}  session/close received; the child ended
+//   {"event":"prompt-failed","sessionId":S}   the fail mode refused a prompt
 //   {"event":"permission"|"read"|"write","result":R} | {...,"error":{code,message}}
 //                                          the bridge's answer to session/request_permission,
 //                                          fs/read_text_file, fs/write_text_file
@@ -72,6 +82,7 @@
 
 import path from "node:path";
 import fs from "node:fs";
+import { spawn } from "node:child_process";
 import { loadSDK, jsonEnv, jsonLog, stdio } from "./agent-kit.mjs";
 
 const { acp, core } = await loadSDK("session-agent", { core: true });
@@ -80,7 +91,9 @@ const MODE = process.env.SESSION_AGENT_MODE || "text";
 const LOG = process.env.SESSION_AGENT_LOG || "";
 const MODES = process.env.SESSION_AGENT_MODES === "1";
 const SLOW_MS = Number(process.env.SESSION_AGENT_SLOW_MS || "60000");
-if (!["text", "slow", "toolcall", "write", "disk", "auth"].includes(MODE)) {
+const CLOSE = process.env.SESSION_AGENT_CLOSE === "1";
+const CHILD = process.env.SESSION_AGENT_CHILD === "1";
+if (!["text", "slow", "toolcall", "write", "disk", "auth", "fail"].includes(MODE)) {
   process.stderr.write(`session-agent: unknown SESSION_AGENT_MODE ${MODE}\n`);
   process.exit(2);
 }
@@ -161,7 +174,7 @@ async function call(client, event, method, params, ownSchema, answerSchema) {
 // ---------------------------------------------------------------------------------------------
 // Sessions.
 
-const sessions = new Map(); // sessionId -> {mode}
+const sessions = new Map(); // sessionId -> {mode, child}
 const running = new Map(); // sessionId -> {cancelled, wake}
 let nextSession = 0;
 let signedIn = MODE !== "auth" || !!process.env.SESSION_AGENT_API_KEY;
@@ -172,7 +185,11 @@ const app = acp.agent({ name: "session-agent" });
 
 app.onRequest(acp.methods.agent.initialize, () => ({
   protocolVersion: 1,
-  agentCapabilities: { loadSession: false, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
+  agentCapabilities: {
+    loadSession: false,
+    promptCapabilities: { image: false, audio: false, embeddedContext: true },
+    ...(CLOSE ? { sessionCapabilities: { close: {} } } : {}),
+  },
   agentInfo: { name: "session-agent", title: "Session test agent", version: "0.0.1" },
   authMethods: [
     { id: "session-login", name: "Log in to Session Agent", description: "the agent signs in by itself" },
@@ -195,8 +212,13 @@ app.onRequest(acp.methods.agent.session.new, ({ params }) => {
     throw acp.RequestError.authRequired();
   }
   const sessionId = `session-${process.pid}-${++nextSession}`;
-  sessions.set(sessionId, { mode: "default" });
+  const s = { mode: "default", child: null };
+  sessions.set(sessionId, s);
   log({ event: "session", sessionId, cwd: params.cwd, mcpServers: params.mcpServers.length });
+  if (CHILD) {
+    s.child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+    log({ event: "child", sessionId, pid: s.child.pid });
+  }
   const resp = { sessionId };
   if (MODES) {
     resp.modes = {
@@ -220,6 +242,26 @@ app.onRequest(acp.methods.agent.session.setMode, ({ params }) => {
   s.mode = params.modeId;
   log({ event: "set_mode", sessionId: params.sessionId, modeId: params.modeId });
   return {};
+});
+
+app.onRequest(acp.methods.agent.session.close, ({ params }) => {
+  const s = sessions.get(params.sessionId);
+  if (!CLOSE) throw acp.RequestError.methodNotFound(acp.methods.agent.session.close);
+  if (!s) throw acp.RequestError.sessionNotFound(params.sessionId);
+  const r = running.get(params.sessionId);
+  if (r) {
+    r.cancelled = true;
+    r.wake();
+  }
+  sessions.delete(params.sessionId);
+  s.child?.kill();
+  log({ event: "closed", sessionId: params.sessionId, pid: s.child?.pid ?? null });
+  return {};
+});
+
+// The children end with this agent, whatever way it ends.
+process.on("exit", () => {
+  for (const s of sessions.values()) s.child?.kill();
 });
 
 app.onNotification(acp.methods.agent.session.cancel, ({ params }) => {
@@ -316,6 +358,9 @@ async function answer(client, sessionId, p, run) {
       await say(client, sessionId, "I wrote the file.");
       return "end_turn";
     }
+    case "fail":
+      log({ event: "prompt-failed", sessionId });
+      throw acp.RequestError.internalError({ sessionId }, "the CLI behind this session crashed");
     case "disk": {
       if (p.region !== null && p.path !== null) {
         const content = fs.readFileSync(p.path, "utf8");
