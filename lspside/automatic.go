@@ -32,30 +32,54 @@ const MaxDelay = time.Minute
 // ParseDelay reads a delay as the user writes it: a number of milliseconds (300) or a duration
 // ("300ms", "1.5s"), from 0 to MaxDelay.
 func ParseDelay(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	var d time.Duration
-	if ms, err := strconv.ParseFloat(v, 64); err == nil {
-		d = time.Duration(ms * float64(time.Millisecond))
-	} else if d, err = time.ParseDuration(v); err != nil {
-		return 0, fmt.Errorf("%q is neither milliseconds (300) nor a duration (\"300ms\", \"1s\")", v)
+	d, err := parseDuration(v)
+	if err != nil {
+		return 0, err
 	}
+	return delayBounds(d)
+}
+
+func delayBounds(d time.Duration) (time.Duration, error) {
 	if d < 0 || d > MaxDelay {
 		return 0, fmt.Errorf("%v is not between 0 and %v", d, MaxDelay)
 	}
 	return d, nil
 }
 
+// parseDuration reads milliseconds ("300") or a duration ("300ms", "1s").
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if ms, err := strconv.ParseFloat(v, 64); err == nil {
+		return time.Duration(ms * float64(time.Millisecond)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither milliseconds (300) nor a duration (\"300ms\", \"1s\")", v)
+	}
+	return d, nil
+}
+
 // initDelay reads initializationOptions.delay: a JSON number of milliseconds or a duration string.
 func initDelay(raw json.RawMessage) (time.Duration, error) {
+	d, err := initDuration(raw)
+	if err != nil {
+		return 0, err
+	}
+	return delayBounds(d)
+}
+
+// initDuration reads a duration of initializationOptions: a JSON number of milliseconds or a
+// duration string.
+func initDuration(raw json.RawMessage) (time.Duration, error) {
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
-		return ParseDelay(str)
+		return parseDuration(str)
 	}
 	var ms float64
 	if err := json.Unmarshal(raw, &ms); err != nil {
 		return 0, fmt.Errorf("%s is neither milliseconds (300) nor a duration (\"300ms\", \"1s\")", raw)
 	}
-	return ParseDelay(strconv.FormatFloat(ms, 'f', -1, 64))
+	return time.Duration(ms * float64(time.Millisecond)), nil
 }
 
 // applyAutomaticOptions takes initializationOptions.delay and .automatic at initialize: it

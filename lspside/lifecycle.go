@@ -64,6 +64,10 @@ type initOptions struct {
 	// milliseconds or a duration string (automatic.go). Automatic false starts with them off.
 	Delay     json.RawMessage `json:"delay"`
 	Automatic *bool           `json:"automatic"`
+	// SuggestTimeout and PromptTimeout are --suggest-timeout and --prompt-timeout, for editors
+	// that set no flags: milliseconds or a duration string (slow.go). The flags win.
+	SuggestTimeout json.RawMessage `json:"suggestTimeout"`
+	PromptTimeout  json.RawMessage `json:"promptTimeout"`
 }
 
 // UnmarshalJSON takes an empty array as no options: Neovim encodes an empty Lua table
@@ -113,6 +117,9 @@ type session struct {
 	client    clientCaps
 	// delay is initializationOptions.delay, when given and readable (automatic.go).
 	delay *time.Duration
+	// suggestTimeout and promptTimeout are those of initializationOptions, when given and
+	// readable (slow.go).
+	suggestTimeout, promptTimeout *time.Duration
 }
 
 // session returns what initialize negotiated (zero values before it).
@@ -149,7 +156,12 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	client := p.clientCaps()
 	delay := s.applyAutomaticOptions(ctx, p.InitializationOptions)
 	s.ws.Store(ws)
-	s.sess.Store(&session{editorEnc: enc, init: p, client: client, delay: delay})
+	sess := &session{editorEnc: enc, init: p, client: client, delay: delay}
+	if o := p.InitializationOptions; o != nil {
+		sess.suggestTimeout = s.initTimeout(ctx, "suggestTimeout", o.SuggestTimeout)
+		sess.promptTimeout = s.initTimeout(ctx, "promptTimeout", o.PromptTimeout)
+	}
+	s.sess.Store(sess)
 	s.life.Store(int32(stateInitialized))
 	name := "unknown client"
 	if p.ClientInfo != nil {

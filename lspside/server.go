@@ -47,7 +47,8 @@ type Config struct {
 	// Version is reported in serverInfo and to the agent.
 	Version string
 	Log     zerolog.Logger
-	// SuggestTimeout bounds one nes/suggest; zero means 10 s.
+	// SuggestTimeout bounds one nes/suggest; zero means initializationOptions.suggestTimeout,
+	// else DefaultSuggestTimeout (slow.go).
 	SuggestTimeout time.Duration
 	// StuckAfter is how long the agent may read nothing of what the bridge sends it before it is
 	// ended and started again (acpside.Options.StuckAfter); zero means acpside.DefaultStuckAfter.
@@ -95,7 +96,8 @@ type Config struct {
 	// Prompts is how an agent without Next Edit Suggestions is asked (prompts.go): PromptsExplicit,
 	// PromptsAuto or PromptsOff; "" means initializationOptions.prompts, else PromptsExplicit.
 	Prompts string
-	// PromptTimeout bounds a request answered through a prompt; zero means DefaultPromptTimeout.
+	// PromptTimeout bounds a request answered through a prompt; zero means
+	// initializationOptions.promptTimeout, else DefaultPromptTimeout (slow.go).
 	PromptTimeout time.Duration
 	// PromptDebounce is how long an automatic request waits before it is prompted (PromptsAuto);
 	// a newer one in that time replaces it. Zero means DefaultPromptDebounce.
@@ -150,7 +152,9 @@ type Server struct {
 	ws atomic.Pointer[workspaceInfo]
 	// reqs owns each document's request state (docrequests.go); calls the editor's requests
 	// that $/cancelRequest can cancel.
-	reqs     *docRequests
+	reqs *docRequests
+	// slow counts the suggestions in a row that timed out (slow.go).
+	slow     slowness
 	calls    calls
 	exited   chan struct{}
 	exitOnce sync.Once
@@ -171,9 +175,6 @@ type Server struct {
 // Serve runs the language server on in/out until the editor sends exit or closes the stream. It
 // returns the process exit code: 0 after shutdown, 1 otherwise (the LSP rule).
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
-	if cfg.SuggestTimeout == 0 {
-		cfg.SuggestTimeout = 10 * time.Second
-	}
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 30 * time.Second
 	}
@@ -191,9 +192,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	}
 	if cfg.UserWait == 0 {
 		cfg.UserWait = 2 * time.Minute
-	}
-	if cfg.PromptTimeout == 0 {
-		cfg.PromptTimeout = DefaultPromptTimeout
 	}
 	if cfg.PromptDebounce == 0 {
 		cfg.PromptDebounce = DefaultPromptDebounce

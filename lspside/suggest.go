@@ -55,14 +55,11 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		s.log.Debug().Str("uri", uri).Msg("empty result: automatic suggestions are off for the document")
 		return nil, nil
 	}
-	timeout := s.cfg.SuggestTimeout
-	if agent.Prompted() {
-		if !s.promptGate(req.explicit) {
-			s.log.Debug().Str("uri", uri).Msg("empty result: an automatic request, and the agent is asked through prompts only when you ask")
-			return nil, nil
-		}
-		timeout = s.cfg.PromptTimeout
+	if agent.Prompted() && !s.promptGate(req.explicit) {
+		s.log.Debug().Str("uri", uri).Msg("empty result: an automatic request, and the agent is asked through prompts only when you ask")
+		return nil, nil
 	}
+	timeout, setting := s.suggestTimeout(agent.Prompted())
 	wait, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	agentEnc := agent.Encoding()
@@ -117,6 +114,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 			return nil, nil
 		}
 		s.log.Warn().Dur("timeout", timeout).Msg("nes/suggest timed out")
+		s.suggestTimedOut(ctx, agent.Name(), timeout, setting)
 		return nil, nil
 	case errors.Is(err, acpside.ErrPromptsStopped):
 		s.log.Debug().Str("uri", uri).Msg("empty result: prompts to the agent are stopped")
@@ -132,6 +130,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		s.log.Error().Str("dir", "agent→bridge").Err(err).Msg("nes/suggest failed")
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "the agent failed: %v", err)
 	}
+	s.slow.answered()
 
 	// Present the answer only for the version it was computed on: check and register under the
 	// same lock that document changes take, so that a later change sees what was shown.

@@ -30,7 +30,8 @@ then nes/close, ends the agent, and reports:
   - for an agent without Next Edit Suggestions (the coding agents: Claude, Codex, Gemini), that
     the bridge asks it through prompts instead (session/new here, then a session/prompt per
     suggestion: slower, and billed to the agent's model), and the read-only mode it chose;
-  - with --prompt, one suggestion asked on a small sample document, and how long it took;
+  - with --prompt, one suggestion asked on a small sample document, how long it took, and
+    whether that is longer than the bridge waits (then the flag to raise);
   - the ACP protocol version, the agent's name, title and version, and its auth methods;
   - the document events it asked for (didOpen, didChange and its sync kind, didClose, didSave,
     didFocus) and the nes/suggest context keys (with maxCount);
@@ -57,6 +58,7 @@ type doctorOptions struct {
 	prompt        bool
 	timeout       time.Duration
 	promptTimeout time.Duration
+	bridgeTimeout time.Duration
 	command       acpside.Command
 	excludes      *workspace.Excludes
 }
@@ -76,6 +78,7 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 	fs.DurationVar(&opts.timeout, "timeout", 20*time.Second, "how long to wait for each of the agent's answers to initialize and nes/start")
 	fs.BoolVar(&opts.prompt, "prompt", false, "also ask one suggestion on a small sample document and report it with how long it took (for an agent asked through prompts, this costs one prompt of its model)")
 	fs.DurationVar(&opts.promptTimeout, "prompt-timeout", time.Minute, "how long --prompt waits for the sample suggestion")
+	fs.DurationVar(&opts.bridgeTimeout, "suggest-timeout", 0, "with --prompt: the bridge's --suggest-timeout (or --prompt-timeout, for an agent asked through prompts) you run it with; the sample says whether the agent answers within it (default: the bridge's, 10s, or 30s through prompts)")
 	fs.BoolVar(&opts.verbose, "verbose", false, "log the agent's start, its stderr and its exit, and the ACP SDK's messages, to stderr")
 	var exclude []string
 	fs.Func("exclude", "a `glob` of files kept from the agent besides the defaults, as the bridge's --exclude (repeat for more)", func(g string) error {
@@ -149,7 +152,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		Log:     log,
 		Version: version,
 		Start:   func(o acpside.Options) (*acpside.Agent, error) { return acpside.Start(cmd, o) },
-		Sample:  opts.prompt, SampleTimeout: opts.promptTimeout,
+		Sample:  opts.prompt, SampleTimeout: opts.promptTimeout, BridgeTimeout: opts.bridgeTimeout,
 
 		Excludes: opts.excludes,
 	})

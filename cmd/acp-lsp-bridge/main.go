@@ -200,11 +200,11 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.StringVar(&cfg.trace, "trace", "", "write every message on both wires (editor and agent) to this `file`, one JSON object per line: {time, dir, message}; it contains document text")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
 	fs.DurationVar(&cfg.stuckAfter, "agent-stuck-after", acpside.DefaultStuckAfter, "how long the agent may read nothing of what the bridge sends it (`duration`) before the bridge ends it and starts it again with the editor's current text; the editor never waits on the agent meanwhile")
-	fs.DurationVar(&cfg.suggestTimeout, "suggest-timeout", 10*time.Second, "the longest the editor waits for the agent's suggestions (`duration`); after it the agent's request is cancelled and the editor gets an empty result")
+	fs.DurationVar(&cfg.suggestTimeout, "suggest-timeout", lspside.DefaultSuggestTimeout, "the longest the editor waits for the agent's suggestions (`duration`); after it the agent's request is cancelled and the editor gets an empty result (after 3 in a row the bridge tells you); initializationOptions.suggestTimeout (milliseconds) sets it too, this flag wins")
 	fs.IntVar(&cfg.maxMessage, "max-message-size", lspside.DefaultMaxMessageBytes, "the largest message the agent is sent, in `bytes` (the ACP Go SDK reads at most 10 MiB); a document whose text does not fit is not sent to the agent and gets no suggestions")
 	fs.DurationVar(&cfg.userWait, "user-wait", 2*time.Minute, "the longest a question to the user (sign-in, permission, a manual suggestion) stays open (`duration`); unanswered, it counts as declined")
 	fs.StringVar(&cfg.prompts, "prompts", "", "for an agent without Next Edit Suggestions, which requests are asked through prompts (`mode`): explicit (what you ask for; the default), auto (also while you type) or off; initializationOptions.prompts sets it too, this flag wins")
-	fs.DurationVar(&cfg.promptTimeout, "prompt-timeout", lspside.DefaultPromptTimeout, "the longest a request asked through a prompt waits for the agent's answer (`duration`)")
+	fs.DurationVar(&cfg.promptTimeout, "prompt-timeout", lspside.DefaultPromptTimeout, "the longest a request asked through a prompt waits for the agent's answer (`duration`); initializationOptions.promptTimeout (milliseconds) sets it too, this flag wins")
 	fs.IntVar(&cfg.promptTurns, "prompt-turns", acpside.DefaultPromptTurns, "how many suggestions one session of an agent asked through prompts serves (`count`) before the bridge opens a new one, so that the session's history stays small; the old one is closed (session/close) when the agent offers it")
 	fs.IntVar(&cfg.maxEditor, "max-editor-message-size", lspside.DefaultMaxEditorMessageBytes, "the largest message read from the editor, in `bytes`; a larger one (or a header line over 64 KiB) is refused before its memory is taken, and the bridge exits, since nothing after it can be read")
 	fs.Func("exclude", "a `glob` of files kept from the agent, besides the defaults (.env, .env.*, *.pem, *.key, id_rsa*, .ssh/**, ...: see docs/security.md); matched at any depth, ignoring case; repeat the flag for more; initializationOptions.exclude adds more", func(g string) error {
@@ -232,6 +232,17 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		fmt.Fprintf(stdout, "acp-lsp-bridge %s\n", version)
 		return cfg, 0, true
 	}
+	// The timeouts' flags win over initializationOptions only when given.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	defer func() {
+		if !given["suggest-timeout"] {
+			cfg.suggestTimeout = 0
+		}
+		if !given["prompt-timeout"] {
+			cfg.promptTimeout = 0
+		}
+	}()
 	if cfg.maxEditor < 1<<20 {
 		fmt.Fprintln(stderr, "acp-lsp-bridge: --max-editor-message-size must be at least 1048576 bytes")
 		return cfg, 2, true

@@ -23,6 +23,7 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/promptagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
@@ -49,12 +50,23 @@ func sample(ctx context.Context, agent *acpside.Agent, run Run) *sampleReport {
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
+	rep.BridgeTimeoutFlag, rep.BridgeTimeoutKey = "--suggest-timeout", "suggestTimeout"
+	bridge := lspside.DefaultSuggestTimeout
+	if agent.Prompted() {
+		rep.BridgeTimeoutFlag, rep.BridgeTimeoutKey = "--prompt-timeout", "promptTimeout"
+		bridge = lspside.DefaultPromptTimeout
+	}
+	if run.BridgeTimeout > 0 {
+		bridge = run.BridgeTimeout
+	}
+	rep.BridgeTimeoutMs = float64(bridge.Milliseconds())
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	t0 := time.Now()
 	// Line 7 is "\treturn su"; the cursor after "su" (one byte per character in every encoding).
 	sugs, err := agent.Suggest(sctx, acp.UnstableSuggestNesRequest{Uri: doc, Version: 1, Position: acp.UnstablePosition{Line: 7, Character: 10}, TriggerKind: acp.UnstableNesTriggerKindManual})
 	rep.Ms = msSince(t0)
+	rep.SlowerThanBridge = time.Since(t0) > bridge
 	if errors.Is(err, acpside.ErrCancelled) {
 		return fail(fmt.Errorf("no answer within %v", timeout))
 	}
@@ -93,6 +105,10 @@ type Run struct {
 	// reports it with its latency (--prompt); SampleTimeout bounds it.
 	Sample        bool
 	SampleTimeout time.Duration
+	// BridgeTimeout is how long the bridge will wait for a suggestion (its --suggest-timeout, or
+	// --prompt-timeout for an agent asked through prompts): the sample says whether the agent
+	// answers within it. 0: the bridge's default.
+	BridgeTimeout time.Duration
 	// Excludes keep files from the agent, as the bridge's --exclude and --no-default-excludes
 	// make them; nil keeps nothing back.
 	Excludes *workspace.Excludes

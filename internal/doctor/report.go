@@ -125,6 +125,13 @@ type sampleReport struct {
 	// First is the first suggestion's first edit's new text, shortened.
 	First *string `json:"first"`
 	Error *string `json:"error"`
+	// BridgeTimeoutMs is how long the bridge waits for a suggestion, set by BridgeTimeoutFlag
+	// (or initializationOptions.BridgeTimeoutKey); SlowerThanBridge says the sample took longer
+	// (answered or not): in the editor it would come back empty.
+	BridgeTimeoutMs   float64 `json:"bridgeTimeoutMs"`
+	BridgeTimeoutFlag string  `json:"bridgeTimeoutFlag"`
+	BridgeTimeoutKey  string  `json:"bridgeTimeoutKey"`
+	SlowerThanBridge  bool    `json:"slowerThanBridge"`
 }
 
 type bridgeReport struct {
@@ -301,6 +308,12 @@ func (r *Report) Human(color bool) string {
 			line("sample", fmt.Sprintf("answered in %s with no suggestion", formatMs(*s.Ms)))
 		default:
 			line("sample", fmt.Sprintf("answered in %s: %d suggestion(s), the first writes %q", formatMs(*s.Ms), s.Suggestions, *s.First))
+		}
+		if s.SlowerThanBridge {
+			limit := time.Duration(s.BridgeTimeoutMs) * time.Millisecond
+			raise := max(3*limit, 30*time.Second, (time.Duration(*s.Ms*float64(time.Millisecond)) * 3 / 2).Round(time.Second))
+			line("", fmt.Sprintf("slower than the bridge's %s (%v): in the editor it would come back empty. Run the bridge with %s %v, or set initializationOptions.%s = %d (milliseconds)",
+				s.BridgeTimeoutFlag, limit, s.BridgeTimeoutFlag, raise, s.BridgeTimeoutKey, raise.Milliseconds()))
 		}
 	}
 	if r.OK {

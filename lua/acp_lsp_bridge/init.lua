@@ -28,6 +28,11 @@ local defaults = {
   -- default, none for an NES agent, 600 for an agent asked through prompts; 150-300 suits a local
   -- model
   delay = nil,
+  -- milliseconds the bridge waits for a suggestion (prompt_timeout: from an agent asked through
+  -- prompts) before the request comes back empty; nil: the bridge's, 10000 (30000). The bridge
+  -- says when three in a row time out
+  suggest_timeout = nil,
+  prompt_timeout = nil,
   automatic = true, -- false: start with suggestions while typing off (:AcpLspBridge enable)
   -- 'ghost': suggestions on the cursor's line appear as ghost text as you type. 'mark': quieter,
   -- a sign at the suggestion's line and an end-of-line hint ("⇥ next edit, line 42") first, for
@@ -59,8 +64,9 @@ end
 -- key name, an agent given as one string with spaces (the bridge never runs a shell).
 local function check(opts)
   for k in pairs(opts) do
-    if defaults[k] == nil and k ~= 'agent' and k ~= 'filetypes' and k ~= 'delay' then
-      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, delay, automatic, display, keys, focus, diagnostics'):format(k))
+    local optional = { agent = true, filetypes = true, delay = true, suggest_timeout = true, prompt_timeout = true }
+    if defaults[k] == nil and not optional[k] then
+      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, delay, suggest_timeout, prompt_timeout, automatic, display, keys, focus, diagnostics'):format(k))
     end
   end
   if type(opts.agent) == 'string' then
@@ -94,6 +100,12 @@ local function check(opts)
   end
   if opts.delay ~= nil and (type(opts.delay) ~= 'number' or opts.delay < 0 or opts.delay > 60000) then
     fail(('delay = %s: want milliseconds from 0 to 60000, e.g. 250; leave it out for the bridge\'s default'):format(vim.inspect(opts.delay)))
+  end
+  for _, k in ipairs({ 'suggest_timeout', 'prompt_timeout' }) do
+    local v = opts[k]
+    if v ~= nil and (type(v) ~= 'number' or v < 100 or v > 600000) then
+      fail(('%s = %s: want milliseconds from 100 to 600000, e.g. 30000; leave it out for the bridge\'s default'):format(k, vim.inspect(v)))
+    end
   end
   if type(opts.automatic) ~= 'boolean' then
     fail('automatic must be true or false')
@@ -586,6 +598,8 @@ function M.setup(opts)
       exclude = opts.exclude,
       defaultExcludes = opts.default_excludes,
       delay = opts.delay or vim.NIL,
+      suggestTimeout = opts.suggest_timeout or vim.NIL,
+      promptTimeout = opts.prompt_timeout or vim.NIL,
       automatic = opts.automatic,
     },
   }

@@ -8,6 +8,8 @@
 //                        it must be one the client offered (otherwise an issue is logged and
 //                        utf-16 is used, the protocol default)
 //   NES_AGENT_LOG        file to append one JSON object per line to (optional)
+//   NES_AGENT_DELAY_MS   how long each nes/suggest takes before it is answered (default 0), as an
+//                        agent that starts a CLI or a large model per suggestion does
 //   NES_AGENT_KINDS      "1": answer with every suggestion kind (see "Kinds mode" below) instead of
 //                        the TODO rule; the agent then also asks for document/didFocus and the
 //                        diagnostics context, and checks that initialize's clientCapabilities.nes
@@ -69,6 +71,7 @@ const SYNC = process.env.NES_AGENT_SYNC || "incremental";
 const WANT_ENCODING = process.env.NES_AGENT_ENCODING || "utf-16";
 const LOG = process.env.NES_AGENT_LOG || "";
 const KINDS = process.env.NES_AGENT_KINDS === "1";
+const DELAY_MS = Number(process.env.NES_AGENT_DELAY_MS || "0");
 const ENCODINGS = ["utf-8", "utf-16", "utf-32"];
 
 const { log, issue } = jsonLog("nes-agent", LOG);
@@ -628,8 +631,9 @@ app.onRequest(acp.methods.agent.nes.close, (ctx) =>
 );
 
 app.onRequest(acp.methods.agent.nes.suggest, (ctx) =>
-  inOrder(ctx, (params) => {
+  inOrder(ctx, async (params) => {
     checkSession("nes/suggest", params);
+    if (DELAY_MS > 0) await new Promise((r) => setTimeout(r, DELAY_MS));
     return suggest(params);
   }),
 );

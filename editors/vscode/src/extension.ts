@@ -29,7 +29,7 @@ export const SECTION = 'acpLspBridge';
  * secrets to the agent. `path` is `machine`-scoped (each host has its own bridge: in a
  * remote window it is read from the Remote settings), the others `window`-scoped.
  */
-export const SETTINGS = ['path', 'agent', 'logFile', 'exclude', 'defaultExcludes', 'delay', 'automatic', 'display'] as const;
+export const SETTINGS = ['path', 'agent', 'logFile', 'exclude', 'defaultExcludes', 'delay', 'automatic', 'display', 'suggestTimeout', 'promptTimeout'] as const;
 
 /** The bridge's notifications beyond LSP (lspside.NotifyDidFocus, lspside.NotifyDiagnostics). */
 export const NOTIFICATIONS = {
@@ -102,6 +102,10 @@ interface Settings {
   automatic: boolean;
   /** 'ghost': ghost text as you type; 'mark': a mark and a hint first, the suggestion on reveal. */
   display: 'ghost' | 'mark';
+  /** Milliseconds the bridge waits for a suggestion (--suggest-timeout); 0: the bridge's default. */
+  suggestTimeout: number;
+  /** The same for an agent asked through prompts (--prompt-timeout); 0: the bridge's default. */
+  promptTimeout: number;
 }
 
 /**
@@ -131,6 +135,7 @@ function readSettings(): Settings {
   const delay = userSetting<unknown>(config, 'delay', 0);
   const automatic = userSetting<unknown>(config, 'automatic', true);
   const display = userSetting<unknown>(config, 'display', 'ghost');
+  const timeout = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 100 ? Math.min(Math.round(v), 600000) : 0);
   return {
     path: typeof bridge === 'string' ? expandHome(bridge.trim()) : '',
     agent: Array.isArray(agent) ? agent.filter((a): a is string => typeof a === 'string') : [],
@@ -140,6 +145,8 @@ function readSettings(): Settings {
     delay: typeof delay === 'number' && Number.isFinite(delay) && delay > 0 ? Math.min(Math.round(delay), 60000) : 0,
     automatic: automatic !== false,
     display: display === 'mark' ? 'mark' : 'ghost',
+    suggestTimeout: timeout(userSetting<unknown>(config, 'suggestTimeout', 0)),
+    promptTimeout: timeout(userSetting<unknown>(config, 'promptTimeout', 0)),
   };
 }
 
@@ -148,7 +155,7 @@ function sameList(a: string[], b: string[]): boolean {
 }
 
 function sameSettings(a: Settings, b: Settings): boolean {
-  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes && a.delay === b.delay && a.automatic === b.automatic && a.display === b.display;
+  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes && a.delay === b.delay && a.automatic === b.automatic && a.display === b.display && a.suggestTimeout === b.suggestTimeout && a.promptTimeout === b.promptTimeout;
 }
 
 /** Where the user sets acpLspBridge.path in this window, and the command that opens that file. */
@@ -342,10 +349,11 @@ function expandHome(p: string): string {
 /**
  * The bridge's arguments: `--log-file FILE` when set, `--exclude GLOB` for each glob,
  * `--no-default-excludes` when the defaults are off, `--delay MS` when set and
- * `--automatic=false` when suggestions while typing start off, then `--` and the agent's command
+ * `--automatic=false` when suggestions while typing start off, `--suggest-timeout MSms` and
+ * `--prompt-timeout MSms` when set, then `--` and the agent's command
  * and arguments when an agent is set; without one the bridge starts its built-in agent.
  */
-export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude?: string[]; defaultExcludes?: boolean; delay?: number; automatic?: boolean }): string[] {
+export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude?: string[]; defaultExcludes?: boolean; delay?: number; automatic?: boolean; suggestTimeout?: number; promptTimeout?: number }): string[] {
   const args: string[] = [];
   if (settings.logFile !== '') {
     args.push('--log-file', settings.logFile);
@@ -361,6 +369,12 @@ export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude
   }
   if (settings.automatic === false) {
     args.push('--automatic=false');
+  }
+  if (settings.suggestTimeout !== undefined && settings.suggestTimeout > 0) {
+    args.push('--suggest-timeout', `${settings.suggestTimeout}ms`);
+  }
+  if (settings.promptTimeout !== undefined && settings.promptTimeout > 0) {
+    args.push('--prompt-timeout', `${settings.promptTimeout}ms`);
   }
   if (settings.agent.length > 0 && settings.agent[0] !== '') {
     args.push('--', ...settings.agent);
