@@ -314,6 +314,29 @@ func TestDecodeSuggestionsKeepsTheGoodOnes(t *testing.T) {
 	}
 }
 
+// TestDecodeSuggestionsOfProtocolVersion2: ACP's version 2 draft names the id suggestionId, and
+// its suggestion kinds are an open enum: a kind the bridge does not know is marked Unknown.
+func TestDecodeSuggestionsOfProtocolVersion2(t *testing.T) {
+	sugs, err := DecodeSuggestions(json.RawMessage(`{"suggestions":[
+		{"kind":"jump","suggestionId":"j2","uri":"file:///a","position":{"line":1,"character":2}},
+		{"kind":"explanation","suggestionId":"x2","text":"why"},
+		{"kind":"jump","id":"j1","suggestionId":"ignored","uri":"file:///a","position":{"line":0,"character":0}}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range sugs {
+		got = append(got, fmt.Sprintf("%s:%s:%v:%v", s.ID, s.Kind, s.Problem == "", s.Unknown))
+	}
+	if want := "j2:jump:true:false x2:explanation:false:true j1:jump:true:false"; strings.Join(got, " ") != want {
+		t.Errorf("got %v, want %s", got, want)
+	}
+	if sugs[0].Jump == nil || sugs[0].Jump.Position.Character != 2 {
+		t.Errorf("the v2 jump decoded as %+v", sugs[0].Jump)
+	}
+}
+
 // TestSuggestAgainstAnInstantAgent: an agent that answers before Suggest has even taken the
 // request's id must not turn a good answer into an error.
 func TestSuggestAgainstAnInstantAgent(t *testing.T) {

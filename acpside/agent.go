@@ -589,14 +589,42 @@ func (a *Agent) DidFocus(ctx context.Context, p acp.UnstableDidFocusDocumentNoti
 	return a.notify(ctx, acp.AgentMethodDocumentDidFocus, p)
 }
 
-// Accept sends nes/accept.
+// Accept sends nes/accept, naming the suggestion as the agent's protocol version does.
 func (a *Agent) Accept(ctx context.Context, id string) error {
+	if a.speaksV2() {
+		return a.notify(ctx, acp.AgentMethodNesAccept, acceptV2{SessionId: a.Session(), SuggestionId: id})
+	}
 	return a.notify(ctx, acp.AgentMethodNesAccept, acp.UnstableAcceptNesNotification{SessionId: a.Session(), Id: id})
 }
 
-// Reject sends nes/reject.
+// Reject sends nes/reject, naming the suggestion as the agent's protocol version does.
 func (a *Agent) Reject(ctx context.Context, id string, reason acp.UnstableNesRejectReason) error {
+	if a.speaksV2() {
+		return a.notify(ctx, acp.AgentMethodNesReject, rejectV2{SessionId: a.Session(), SuggestionId: id, Reason: reason})
+	}
 	return a.notify(ctx, acp.AgentMethodNesReject, acp.UnstableRejectNesNotification{SessionId: a.Session(), Id: id, Reason: &reason})
+}
+
+// acceptV2 and rejectV2 are nes/accept and nes/reject as ACP's protocol version 2 draft of NES
+// has them: the suggestion is named suggestionId (id in version 1).
+type acceptV2 struct {
+	SessionId    acp.SessionId `json:"sessionId"`
+	SuggestionId string        `json:"suggestionId"`
+}
+
+type rejectV2 struct {
+	SessionId    acp.SessionId               `json:"sessionId"`
+	SuggestionId string                      `json:"suggestionId"`
+	Reason       acp.UnstableNesRejectReason `json:"reason"`
+}
+
+// speaksV2 reports whether the NES connection speaks ACP's protocol version 2 or later: the agent
+// answered initialize with it (an agent asked through prompts has the bridge's own in front, which
+// speaks version 1).
+func (a *Agent) speaksV2() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.front == nil && a.init != nil && a.init.ProtocolVersion >= 2
 }
 
 type suggestResult struct {

@@ -21,6 +21,9 @@ type Suggestion struct {
 	SearchAndReplace *acp.UnstableNesSuggestionSearchAndReplace
 
 	Problem string
+	// Unknown is set for a kind the bridge does not know (with Problem): it is ignored, not an
+	// error.
+	Unknown bool
 }
 
 // DecodeSuggestions reads a nes/suggest result one suggestion at a time, so that one bad
@@ -49,8 +52,10 @@ func DecodeSuggestions(raw json.RawMessage) ([]Suggestion, error) {
 
 func decodeSuggestion(r json.RawMessage) Suggestion {
 	var head struct {
-		ID   json.RawMessage `json:"id"`
-		Kind any             `json:"kind"`
+		ID json.RawMessage `json:"id"`
+		// SuggestionID is ACP's protocol version 2 draft's name for the id.
+		SuggestionID json.RawMessage `json:"suggestionId"`
+		Kind         any             `json:"kind"`
 	}
 	if kind := jsonKind(r); kind != "an object" {
 		return Suggestion{Problem: kind + ", not a JSON object"}
@@ -59,6 +64,9 @@ func decodeSuggestion(r json.RawMessage) Suggestion {
 		return Suggestion{Problem: "not a JSON object: " + err.Error()}
 	}
 	var s Suggestion
+	if len(head.ID) == 0 {
+		head.ID = head.SuggestionID
+	}
 	// The id first, so that a suggestion that is wrong in any other way can still end.
 	var id string
 	if !utf8.Valid(head.ID) || json.Unmarshal(head.ID, &id) != nil || id == "" {
@@ -95,6 +103,9 @@ func decodeSuggestion(r json.RawMessage) Suggestion {
 		s.SearchAndReplace = new(acp.UnstableNesSuggestionSearchAndReplace)
 		err = json.Unmarshal(r, s.SearchAndReplace)
 	default:
+		// Suggestion kinds are an open enum (ACP's protocol version 2 draft): a kind of a later
+		// version is not an error.
+		s.Unknown = true
 		s.Problem = fmt.Sprintf("unknown suggestion kind %q", kind)
 		return s
 	}

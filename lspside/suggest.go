@@ -148,6 +148,11 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 			s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
 			continue
 		}
+		if sg.Unknown {
+			s.log.Debug().Str("id", sg.ID).Str("kind", sg.Kind).Msg("ignoring a suggestion of a kind the bridge does not know")
+			s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
+			continue
+		}
 		l, err := s.present(agentEnc, req.snap, req.cursor, sg)
 		if err != nil {
 			s.log.Warn().Str("id", sg.ID).Str("kind", sg.Kind).Err(err).Msg("dropping a suggestion")
