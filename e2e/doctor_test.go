@@ -274,8 +274,16 @@ func TestDoctorNESRefused(t *testing.T) {
 				// The auth mode offers its terminal method too, to a client that says it handles
 				// terminal sign-in, as the bridge (and so doctor) does.
 				want := map[string]int{"chat": 2, "auth": 3}[tc.mode]
-				if n := len(field(m, "agent.authMethods").([]any)); n != want {
+				methods := field(m, "agent.authMethods").([]any)
+				if n := len(methods); n != want {
 					t.Errorf("%d auth methods, want %d", n, want)
+				}
+				if tc.mode == "auth" {
+					// What the sign-in question would tell the user to run.
+					got, _ := json.Marshal(methods[len(methods)-1])
+					if want := `{"args":["--login"],"description":null,"env":{"AGENT_LOGIN":"1"},"id":"login","name":"Log in in a terminal","type":"terminal","vars":null}`; string(got) != want {
+						t.Errorf("the terminal method reads %s, want %s", got, want)
+					}
 				}
 			case "exit":
 				if m["agentExit"] != "exit status 3" || !strings.Contains(strings.Join(toStrings(m["agentStderr"]), "\n"), "no model is configured") {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,6 +172,10 @@ func Check(ctx context.Context, run Run) *Report {
 	if resp != nil {
 		rep.Timings.InitializeMs = msSince(t0)
 		rep.Agent = describeAgent(resp, agent.Encoding())
+		if agent.Prompted() {
+			// The positions are the bridge's own agent's, in front: prompts carry text.
+			rep.Agent.PositionEncodingSource = "bridge"
+		}
 		rep.Warnings = append(rep.Warnings, warnings(resp, opts.Encodings)...)
 	}
 	if errors.Is(err, acpside.ErrNoNES) { // not after prompts were allowed above; kept for a caller without them
@@ -358,15 +363,22 @@ func describeAgent(resp *acp.InitializeResponse, enc encoding.Kind) *agentReport
 			a.Model = &modelReport{Name: str("model"), Format: str("format"), Why: str("why")}
 		}
 	}
-	for _, m := range resp.AuthMethods {
-		switch {
-		case m.Agent != nil:
-			a.AuthMethods = append(a.AuthMethods, authReport{ID: m.Agent.Id, Name: m.Agent.Name, Type: "agent", Description: m.Agent.Description})
-		case m.EnvVar != nil:
-			a.AuthMethods = append(a.AuthMethods, authReport{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Type: "env_var", Description: m.EnvVar.Description})
-		case m.Terminal != nil:
-			a.AuthMethods = append(a.AuthMethods, authReport{ID: m.Terminal.Id, Name: m.Terminal.Name, Type: "terminal", Description: m.Terminal.Description})
+	// As the bridge reads them (acpside.AuthMethodsOf), so that doctor shows what the sign-in
+	// question will offer.
+	for _, m := range acpside.AuthMethodsOf(resp) {
+		r := authReport{ID: m.ID, Name: m.Name, Type: m.Type}
+		if m.Description != "" {
+			r.Description = &m.Description
 		}
+		switch m.Type {
+		case "env_var":
+			r.Vars = append([]string{}, m.Vars...)
+		case "terminal":
+			r.Args = append([]string{}, m.Args...)
+			r.Env = map[string]string{}
+			maps.Copy(r.Env, m.Env)
+		}
+		a.AuthMethods = append(a.AuthMethods, r)
 	}
 	nes := resp.AgentCapabilities.Nes
 	if nes == nil {

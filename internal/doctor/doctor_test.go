@@ -197,13 +197,21 @@ func TestDoctorRenderJSON(t *testing.T) {
         "id": "login",
         "name": "Log in",
         "type": "agent",
-        "description": "browser sign-in"
+        "description": "browser sign-in",
+        "vars": null,
+        "args": null,
+        "env": null
       },
       {
         "id": "key",
         "name": "API key",
         "type": "env_var",
-        "description": null
+        "description": null,
+        "vars": [
+          "MY_KEY"
+        ],
+        "args": null,
+        "env": null
       }
     ],
     "model": null,
@@ -669,7 +677,10 @@ func TestDoctorPromptedAgent(t *testing.T) {
 		t.Errorf("sample %s", rep.JSON())
 	}
 	human := rep.Human(false)
-	for _, want := range []string{"prompts    asked through session/prompt, in mode read-only", "billed to the agent's model", "sample     answered in", `the first writes "m"`, "OK         the agent can give suggestions through prompts"} {
+	if rep.Agent.PositionEncodingSource != "bridge" {
+		t.Errorf("positionEncodingSource %q for an agent asked through prompts, want bridge", rep.Agent.PositionEncodingSource)
+	}
+	for _, want := range []string{"encoding   utf-8 (the bridge's own: the agent is asked through prompts", "prompts    asked through session/prompt, in mode read-only", "billed to the agent's model", "sample     answered in", `the first writes "m"`, "OK         the agent can give suggestions through prompts"} {
 		if !strings.Contains(human, want) {
 			t.Errorf("the report lacks %q:\n%s", want, human)
 		}

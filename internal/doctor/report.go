@@ -143,7 +143,7 @@ type agentReport struct {
 	ProtocolVersion        int          `json:"protocolVersion"`
 	Info                   *infoReport  `json:"info"`
 	PositionEncoding       string       `json:"positionEncoding"`
-	PositionEncodingSource string       `json:"positionEncodingSource"` // "agent" or "default"
+	PositionEncodingSource string       `json:"positionEncodingSource"` // "agent", "default" or "bridge"
 	AuthMethods            []authReport `json:"authMethods"`
 	// Model is what the bridge's own model agent says of its model: the prompt format it speaks
 	// and why; null for any other agent.
@@ -168,6 +168,11 @@ type authReport struct {
 	Name        string  `json:"name"`
 	Type        string  `json:"type"`
 	Description *string `json:"description"`
+	// Vars are an env_var method's variables; Args and Env what a terminal method runs the agent
+	// with (its arguments, and what it sets in the environment). null for the other types.
+	Vars []string          `json:"vars"`
+	Args []string          `json:"args"`
+	Env  map[string]string `json:"env"`
 }
 
 type nesReport struct {
@@ -276,9 +281,12 @@ func (r *Report) Human(color bool) string {
 			line("model", fmt.Sprintf("%s, asked in the %s prompt format (%s)", m.Name, m.Format, m.Why))
 		}
 		line("protocol", fmt.Sprintf("ACP %d", a.ProtocolVersion))
-		if a.PositionEncodingSource == "default" {
+		switch a.PositionEncodingSource {
+		case "default":
 			line("encoding", a.PositionEncoding+" (the protocol's default: the agent named none)")
-		} else {
+		case "bridge":
+			line("encoding", a.PositionEncoding+" (the bridge's own: the agent is asked through prompts, which carry text, not positions)")
+		default:
 			line("encoding", a.PositionEncoding+" (the agent's choice)")
 		}
 		line("auth", a.authText())
