@@ -111,3 +111,35 @@ func TestBinaryKilledTakesTheAgentAlong(t *testing.T) {
 	}
 	waitAgentGone(t, agent)
 }
+
+// TestBinaryRestartThatCannotStartSaysWhy: the agent crashes, and when started again it exits
+// before answering initialize, saying why on stderr (its sign-in expired meanwhile). The user is
+// told as at a first start: its exit status and what it wrote, not a JSON-RPC error.
+func TestBinaryRestartThatCannotStartSaysWhy(t *testing.T) {
+	_, agent := binaries(t)
+	dir := t.TempDir()
+	expired := filepath.Join(t.TempDir(), "expired")
+	b := startBridge(t)
+	root := fileURI(dir)
+	b.InitializeWith(fakeeditor.InitParams{Root: root, ProcessID: os.Getpid(), Options: agentOption(agent, "--fault", "exit", "--cannot-start-if", expired)})
+	b.WaitReady()
+	if err := os.WriteFile(expired, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uri := root + "/a.go"
+	b.Open(uri, "package a\n")
+	_, _ = b.InlineTriggered(uri, fakeeditor.At(0, 0), 1) // the agent exits 3 on it
+	b.waitMessage("acp-test-agent exited")
+	said := b.waitMessage("Restarting it.")
+	m := said[len(said)-1]
+	for _, want := range []string{"exited (exit status 41) before answering initialize.", "It wrote: acp-test-agent: cannot start | Your session expired; run acp-test-agent login. Restarting it."} {
+		if !strings.Contains(m, want) {
+			t.Errorf("the message %q does not say %q", m, want)
+		}
+	}
+	for _, raw := range []string{"jsonrpc", "peer", "initialize: ", "code"} {
+		if strings.Contains(m, raw) {
+			t.Errorf("the message %q shows the protocol's error (%q)", m, raw)
+		}
+	}
+}

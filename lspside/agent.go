@@ -102,14 +102,13 @@ func (s *Server) launch(ctx context.Context, restart bool) {
 			s.agentFailed(ctx, gen, noNESMessage(name), err)
 			agent.Close(ctx)
 		case restart:
+			// Told as at the first start (a started-again agent that cannot start usually says why
+			// on its way out), then counted as an exit.
+			msg := initFailure(agent, cmd, name, err)
 			agent.Close(ctx)
-			s.agentExited(ctx, gen, name, fmt.Errorf("initialize: %w", err))
+			s.agentExited(ctx, gen, name, startError{msg})
 		default:
-			msg := fmt.Sprintf("acp-lsp-bridge: %s did not initialize: %v", name, err)
-			if status, stderr, ok := agent.Exited(time.Second); ok {
-				msg = exitedMessage(cmd, status, "initialize", stderr)
-			}
-			s.agentFailed(ctx, gen, msg, err)
+			s.agentFailed(ctx, gen, initFailure(agent, cmd, name, err), err)
 			agent.Close(ctx)
 		}
 		return
@@ -245,6 +244,15 @@ func exitedMessage(cmd *acpside.Command, status, step string, stderr []string) s
 		msg += " It wrote: " + strings.Join(stderr, " | ")
 	}
 	return msg
+}
+
+// initFailure is what the user is told of an agent whose initialize failed: its exit status and
+// what it wrote, when it exited; else the agent's error.
+func initFailure(agent *acpside.Agent, cmd *acpside.Command, name string, err error) string {
+	if status, stderr, ok := agent.Exited(time.Second); ok {
+		return exitedMessage(cmd, status, "initialize", stderr)
+	}
+	return fmt.Sprintf("acp-lsp-bridge: %s did not initialize: %v", name, err)
 }
 
 // startFailure tells the user that the agent could not be started, with what to do when its

@@ -1,7 +1,9 @@
 package lspside
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -327,8 +329,21 @@ func (v *supervisor) closed() {
 	v.mu.Unlock()
 }
 
+// startError is an agent's failure to start again, told as at its first start (msg, a whole
+// sentence): what it wrote as it exited, not the protocol's error.
+type startError struct{ msg string }
+
+func (e startError) Error() string { return e.msg }
+
 // exitWhy is what the user is told when the agent exited: restarting, or given up.
 func exitWhy(name string, n int, window time.Duration, why error, giveUp bool) string {
+	if se := (startError{}); errors.As(why, &se) {
+		msg := strings.TrimSuffix(se.msg, ".") + "."
+		if giveUp {
+			return fmt.Sprintf("%s The bridge stopped restarting it (%d exits in %s); run the command %s to try again.", msg, n, window, CommandRestart)
+		}
+		return msg + " Restarting it."
+	}
 	if giveUp {
 		return fmt.Sprintf("acp-lsp-bridge: %s exited %d times in %s (last: %v); the bridge stopped restarting it. "+
 			"Its error output is in the bridge's log; run the command %s to try again.", name, n, window, why, CommandRestart)

@@ -209,3 +209,15 @@ func TestLeavingWaitsForAStartUnderWay(t *testing.T) {
 		t.Fatal("leaving still waits after the start ended")
 	}
 }
+
+// TestExitWhyOfAStartAgain: an agent that cannot start again is told as at its first start, then
+// what the bridge does: restart it, or give up.
+func TestExitWhyOfAStartAgain(t *testing.T) {
+	why := startError{"acp-lsp-bridge: the agent `x` exited (exit status 41) before answering initialize. It wrote: expired"}
+	if got, want := exitWhy("X", 2, time.Minute, why, false), why.msg+". Restarting it."; got != want {
+		t.Errorf("restarting: %q, want %q", got, want)
+	}
+	if got, want := exitWhy("X", 5, time.Minute, why, true), why.msg+". The bridge stopped restarting it (5 exits in 1m0s); run the command acp-lsp-bridge.restart to try again."; got != want {
+		t.Errorf("giving up: %q, want %q", got, want)
+	}
+}

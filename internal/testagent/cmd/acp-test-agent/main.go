@@ -43,7 +43,15 @@ func main() {
 	answer := flag.String("answer", "", "answer every nes/suggest with the suggestions in this JSON `file` (an array; each id gets \"-n\" appended), whatever URIs they name")
 	readPath := flag.String("read", "", "once nes/start is answered, read this `path` with fs/read_text_file --read-count times, logging each answer as test/read, then test/readsDone")
 	readCount := flag.Int("read-count", 1, "how many times --read reads")
+	cannotStart := flag.String("cannot-start-if", "", "when this `file` exists, write two lines to stderr and exit 41 before reading anything, as an agent whose sign-in expired while it ran does when started again")
 	flag.Parse()
+	if *cannotStart != "" {
+		if _, err := os.Stat(*cannotStart); err == nil {
+			fmt.Fprintln(os.Stderr, "acp-test-agent: cannot start")
+			fmt.Fprintln(os.Stderr, "Your session expired; run acp-test-agent login")
+			os.Exit(41)
+		}
+	}
 	if *helperMode {
 		runHelper(*pidFile)
 		return
