@@ -86,7 +86,7 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-func sdkPeer(t *testing.T) (node, modules string) {
+func sdkPeer(t testing.TB) (node, modules string) {
 	t.Helper()
 	modules = os.Getenv("PEERS_NODE_MODULES")
 	if modules == "" {

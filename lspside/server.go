@@ -330,6 +330,8 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 	case "workspace/executeCommand":
 		return s.executeCommand(ctx, req)
+	case RequestStats:
+		return s.stats(), nil
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
 }

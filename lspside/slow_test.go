@@ -3,6 +3,7 @@ package lspside_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +57,28 @@ func TestSuggestTimeoutFromInitializationOptions(t *testing.T) {
 				t.Errorf("suggestTimeout %v, flag %v: %d items from an agent answering in 400 ms, want shown=%v", tc.option, tc.flag, len(items), tc.shown)
 			}
 		})
+	}
+}
+
+// TestStatsRequest: acp-lsp-bridge/stats answers the bridge's runtime figures, which grow with
+// its work.
+func TestStatsRequest(t *testing.T) {
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16"}})
+	e.InitializeWith(fakeeditor.InitParams{Root: e.root, Encodings: []string{"utf-16"}})
+	var before, after map[string]uint64
+	if err := e.Call(lspside.RequestStats, nil, &before); err != nil {
+		t.Fatal(err)
+	}
+	e.Open("file:///work/project/a.go", strings.Repeat("x := f\n", 10000))
+	if err := e.Call(lspside.RequestStats, nil, &after); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"allocBytes", "allocObjects", "gcCycles", "goroutines"} {
+		if _, ok := after[k]; !ok {
+			t.Errorf("no %s in %v", k, after)
+		}
+	}
+	if after["allocBytes"] < before["allocBytes"]+70000 || after["goroutines"] == 0 {
+		t.Errorf("stats before %v, after opening a 70 KB document %v", before, after)
 	}
 }

@@ -6,6 +6,7 @@ import (
 )
 
 const sample = `goos: linux
+BenchmarkEndToEndRoundTrip-2        	       1	7298034273 ns/op	       377.1 added-p50-µs	      1610 added-p99-µs	         4.377 added/floor	     14457 alloc-B/req	       201.0 allocs/req	       474.2 cpu-µs/req	         2.279 median-ratio
 BenchmarkRoundTrip/direct-2         	     500	     83850 ns/op
 BenchmarkRoundTrip-2                	     500	    192815 ns/op	         1.80 median-ratio	       150.0 added-p99-µs
 --- BENCH: BenchmarkRoundTrip/bridge-2
@@ -25,7 +26,9 @@ func TestTable(t *testing.T) {
 	status := write(&out, results)
 	got := strings.Join(strings.Fields(out.String()), " ") // the columns' padding aside
 	for _, want := range []string{
-		"1. Round trip: median, bridge / direct 1.80 ≤ 2.00 kept",
+		"1. Round trip in one process: median, bridge / direct 1.80 ≤ 2.00 kept",
+		"1. End to end: median, bridge / direct 2.28 ≤ 1.50 OVER",
+		"1. End to end: bytes the bridge allocates per request 14457 ≤ 8192 OVER",
 		"added at p99 (µs) 150 ≤ 1000 kept",
 		"fewer agent calls (%) 80.0 ≥ 80.0 kept",
 		"2. Keystroke to an incremental agent: 10 MB / 100 KB 3.50 ≤ 3.00 OVER",
