@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/coder/acp-go-sdk v0.13.5
+	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68
 	github.com/rs/zerolog v1.35.1
 	go.lsp.dev/jsonrpc2 v1.0.1
 	go.lsp.dev/protocol v1.0.1
@@ -15,7 +16,6 @@ require (
 )
 
 require (
-	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 )

@@ -10,10 +10,14 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
@@ -191,7 +195,7 @@ type Agent struct {
 	queue *outQueue // the agent's input
 	in    io.Closer // the agent's output
 
-	suggestMu sync.Mutex // one nes/suggest write at a time, so the tap can name its id
+	suggestSeq atomic.Uint64 // the bridge's own nes/suggest ids
 
 	mu      sync.Mutex
 	init    *acp.InitializeResponse
@@ -627,76 +631,76 @@ func (a *Agent) speaksV2() bool {
 	return a.front == nil && a.init != nil && a.init.ProtocolVersion >= 2
 }
 
-type suggestResult struct {
-	raw json.RawMessage
-	err error
-}
-
 // Suggest sends nes/suggest and decodes the answer. When ctx ends first, the agent's request is
 // cancelled ($/cancel_request), Suggest returns ErrCancelled at once, and any suggestions the agent
 // still sends for it go to Options.Late.
+//
+// It is the bridge's own request, not the SDK's: on the path of every suggestion, the bridge
+// writes it with an id of its own ("nes-N", a string, where the SDK's are numbers) and the wire
+// tap hands the answer straight back, read once, without the SDK's second reading of every answer,
+// its goroutine per request and the pipe between the tap and the SDK.
 func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, error) {
 	req.SessionId = a.Session()
 	if a.Prompted() {
 		return a.suggestFront(ctx, req)
 	}
-	reqCtx, cancel := context.WithCancel(context.Background())
-	idCh := make(chan string, 1)
-	resCh := make(chan suggestResult, 1)
-
-	a.suggestMu.Lock()
-	a.tap.mu.Lock()
-	a.tap.capture = idCh
-	a.tap.mu.Unlock()
-	go func() {
-		raw, err := acp.SendRequest[json.RawMessage](a.conn, reqCtx, acp.AgentMethodNesSuggest, req)
-		resCh <- suggestResult{raw, err}
-	}()
-	var id string
-	var early *suggestResult
-	select {
-	case id = <-idCh:
-	case r := <-resCh:
-		// Either the request could not be written (no id), or the agent answered before the id
-		// was taken here.
-		early = &r
-		select {
-		case id = <-idCh:
-		default:
-			a.tap.mu.Lock()
-			a.tap.capture = nil
-			a.tap.mu.Unlock()
-		}
+	n := a.suggestSeq.Add(1)
+	id := `"nes-` + strconv.FormatUint(n, 10) + `"` // as on the wire
+	line, err := jsonv2.Marshal(struct {
+		JSONRPC string                         `json:"jsonrpc"`
+		ID      jsontext.Value                 `json:"id"`
+		Method  string                         `json:"method"`
+		Params  *acp.UnstableSuggestNesRequest `json:"params"`
+	}{"2.0", jsontext.Value(id), acp.AgentMethodNesSuggest, &req})
+	if err != nil {
+		return nil, fmt.Errorf("nes/suggest: %w", err)
 	}
-	a.suggestMu.Unlock()
-	if early != nil {
-		cancel()
+	answer := make(chan []byte, 1)
+	a.tap.own(id, answer)
+	if err := a.write(append(line, '\n')); err != nil {
 		a.tap.forget(id)
-		if early.err != nil {
-			return nil, fmt.Errorf("nes/suggest: %w", early.err)
-		}
-		return DecodeSuggestions(early.raw)
+		return nil, fmt.Errorf("nes/suggest: %w", err)
 	}
-
 	select {
-	case r := <-resCh:
-		cancel()
+	case line := <-answer:
 		a.tap.forget(id)
-		if r.err != nil {
-			return nil, fmt.Errorf("nes/suggest: %w", r.err)
-		}
-		return DecodeSuggestions(r.raw)
+		return decodeAnswer(line)
 	case <-ctx.Done():
 		answered := a.tap.abandon(id)
-		cancel() // the SDK sends $/cancel_request and stops waiting
-		go func() {
-			r := <-resCh
-			if answered && r.err == nil {
-				a.lateResult(r.raw)
+		cancel, _ := jsonv2.Marshal(struct {
+			JSONRPC string `json:"jsonrpc"`
+			Method  string `json:"method"`
+			Params  struct {
+				RequestID jsontext.Value `json:"requestId"`
+			} `json:"params"`
+		}{JSONRPC: "2.0", Method: cancelRequest, Params: struct {
+			RequestID jsontext.Value `json:"requestId"`
+		}{jsontext.Value(id)}})
+		if err := a.write(append(cancel, '\n')); err != nil {
+			a.log.Debug().Err(err).Msg("$/cancel_request")
+		}
+		if answered { // the answer came as ctx ended: its suggestions end as late ones
+			if sugs, err := decodeAnswer(<-answer); err == nil && len(sugs) > 0 && a.opts.Late != nil {
+				go a.opts.Late(sugs)
 			}
-		}()
+		}
 		return nil, ErrCancelled
+	case <-a.tap.done:
+		a.tap.forget(id)
+		return nil, fmt.Errorf("nes/suggest: %w", errConnectionEnded)
 	}
+}
+
+// errConnectionEnded is a request whose answer can no longer come: the agent's output ended.
+var errConnectionEnded = errors.New("the agent's connection ended before it answered")
+
+// write sends one message of the bridge's own (a line) to the agent, in order with the SDK's.
+func (a *Agent) write(line []byte) error {
+	if a.opts.Trace != nil {
+		a.opts.Trace("bridge→agent", line)
+	}
+	_, err := a.queue.Write(line)
+	return err
 }
 
 // suggestFront asks the in-process NES agent of a prompted agent. When ctx ends first, its request

@@ -47,12 +47,8 @@ func TestAbandonedRequestAnsweredLateStillEnds(t *testing.T) {
 	tap := newWireTap(zerolog.Nop(), func(raw []byte) { late = append(late, raw) })
 	ids := make([]string, maxAbandoned+10)
 	for i := range ids {
-		ch := make(chan string, 1)
-		tap.mu.Lock()
-		tap.capture = ch
-		tap.mu.Unlock()
-		tap.outgoing([]byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"nes/suggest","params":{}}`))
-		ids[i] = <-ch
+		ids[i] = `"nes-` + strconv.Itoa(i) + `"`
+		tap.own(ids[i], make(chan []byte, 1))
 		if tap.abandon(ids[i]) {
 			t.Fatalf("request %s reported answered", ids[i])
 		}

@@ -3,10 +3,13 @@ package acpside
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Suggestion is one suggestion from nes/suggest. Exactly one of the kind fields is set for a kind
@@ -32,14 +35,19 @@ type Suggestion struct {
 // end once.
 func DecodeSuggestions(raw json.RawMessage) ([]Suggestion, error) {
 	var resp struct {
-		Suggestions []json.RawMessage `json:"suggestions"`
+		Suggestions []jsontext.Value `json:"suggestions"`
 	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	if err := jsonv2.Unmarshal(raw, &resp, agentJSON); err != nil {
 		return nil, fmt.Errorf("nes/suggest result: %w", err)
 	}
-	out := make([]Suggestion, 0, len(resp.Suggestions))
+	return decodeEach(resp.Suggestions), nil
+}
+
+// decodeEach decodes each suggestion of an answer.
+func decodeEach(raws []jsontext.Value) []Suggestion {
+	out := make([]Suggestion, 0, len(raws))
 	seen := map[string]bool{}
-	for _, r := range resp.Suggestions {
+	for _, r := range raws {
 		s := decodeSuggestion(r)
 		if s.ID != "" && seen[s.ID] {
 			s = Suggestion{Kind: s.Kind, Problem: fmt.Sprintf("the id %q appears earlier in the same answer; this suggestion is dropped", s.ID)}
@@ -47,20 +55,20 @@ func DecodeSuggestions(raw json.RawMessage) ([]Suggestion, error) {
 		seen[s.ID] = true
 		out = append(out, s)
 	}
-	return out, nil
+	return out
 }
 
-func decodeSuggestion(r json.RawMessage) Suggestion {
+func decodeSuggestion(r jsontext.Value) Suggestion {
 	var head struct {
-		ID json.RawMessage `json:"id"`
+		ID jsontext.Value `json:"id"`
 		// SuggestionID is ACP's protocol version 2 draft's name for the id.
-		SuggestionID json.RawMessage `json:"suggestionId"`
-		Kind         any             `json:"kind"`
+		SuggestionID jsontext.Value `json:"suggestionId"`
+		Kind         any            `json:"kind"`
 	}
 	if kind := jsonKind(r); kind != "an object" {
 		return Suggestion{Problem: kind + ", not a JSON object"}
 	}
-	if err := json.Unmarshal(r, &head); err != nil {
+	if err := jsonv2.Unmarshal(r, &head, agentJSON); err != nil {
 		return Suggestion{Problem: "not a JSON object: " + err.Error()}
 	}
 	var s Suggestion
@@ -69,7 +77,7 @@ func decodeSuggestion(r json.RawMessage) Suggestion {
 	}
 	// The id first, so that a suggestion that is wrong in any other way can still end.
 	var id string
-	if !utf8.Valid(head.ID) || json.Unmarshal(head.ID, &id) != nil || id == "" {
+	if !utf8.Valid(head.ID) || jsonv2.Unmarshal(head.ID, &id) != nil || id == "" {
 		s.Problem = "missing or non-string id"
 		if kind, ok := head.Kind.(string); ok {
 			s.Kind = kind
@@ -92,16 +100,16 @@ func decodeSuggestion(r json.RawMessage) Suggestion {
 	switch kind {
 	case "edit":
 		s.Edit = new(acp.UnstableNesSuggestionEdit)
-		err = json.Unmarshal(r, s.Edit)
+		err = jsonv2.Unmarshal(r, s.Edit, agentJSON)
 	case "jump":
 		s.Jump = new(acp.UnstableNesSuggestionJump)
-		err = json.Unmarshal(r, s.Jump)
+		err = jsonv2.Unmarshal(r, s.Jump, agentJSON)
 	case "rename":
 		s.Rename = new(acp.UnstableNesSuggestionRename)
-		err = json.Unmarshal(r, s.Rename)
+		err = jsonv2.Unmarshal(r, s.Rename, agentJSON)
 	case "searchAndReplace":
 		s.SearchAndReplace = new(acp.UnstableNesSuggestionSearchAndReplace)
-		err = json.Unmarshal(r, s.SearchAndReplace)
+		err = jsonv2.Unmarshal(r, s.SearchAndReplace, agentJSON)
 	default:
 		// Suggestion kinds are an open enum (ACP's protocol version 2 draft): a kind of a later
 		// version is not an error.
@@ -115,6 +123,11 @@ func decodeSuggestion(r json.RawMessage) Suggestion {
 	}
 	return s
 }
+
+// agentJSON reads the agent's answers on the way of every suggestion with the faster JSON v2
+// decoder, as leniently as encoding/json does (names matched without regard to case, a repeated
+// name's last value wins); invalid UTF-8 is let through to be refused one suggestion at a time.
+var agentJSON = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // jsonKind names the kind of a JSON value from its first byte.
 func jsonKind(b []byte) string {
@@ -136,4 +149,25 @@ func jsonKind(b []byte) string {
 	default:
 		return "a number"
 	}
+}
+
+// decodeAnswer reads the whole answer line to a nes/suggest in one pass: the agent's error, or
+// its suggestions (as DecodeSuggestions).
+func decodeAnswer(line []byte) ([]Suggestion, error) {
+	var m struct {
+		Result *struct {
+			Suggestions []jsontext.Value `json:"suggestions"`
+		} `json:"result"`
+		Error *acp.RequestError `json:"error"`
+	}
+	if err := jsonv2.Unmarshal(line, &m, agentJSON); err != nil {
+		return nil, fmt.Errorf("nes/suggest result: %w", err)
+	}
+	if m.Error != nil {
+		return nil, fmt.Errorf("nes/suggest: %w", m.Error)
+	}
+	if m.Result == nil {
+		return nil, errors.New("nes/suggest: the answer has neither a result nor an error")
+	}
+	return decodeEach(m.Result.Suggestions), nil
 }

@@ -44,9 +44,11 @@ type wireTap struct {
 	notifications map[string]bool
 	done          chan struct{} // closed when pump has ended
 
-	mu       sync.Mutex
-	capture  chan<- string   // receives the id of the next outgoing nes/suggest
-	tracked  map[string]bool // nes/suggest ids awaiting an answer; true once abandoned
+	mu      sync.Mutex
+	tracked map[string]bool // nes/suggest ids awaiting an answer; true once abandoned
+	// mine are the bridge's own requests (Agent.Suggest), by id as on the wire: their answers go
+	// to these channels, not to the SDK.
+	mine     map[string]chan<- []byte
 	answered map[string]bool // answered before they were abandoned
 	// abandoned lists the ids abandon marked, oldest first, at most maxAbandoned (some may have
 	// been answered since).
@@ -61,7 +63,7 @@ type wireTap struct {
 func newWireTap(log zerolog.Logger, late func(raw []byte)) *wireTap {
 	return &wireTap{
 		log: log, faults: newFaultLog(log), notifications: map[string]bool{}, done: make(chan struct{}),
-		tracked: map[string]bool{}, answered: map[string]bool{}, late: late,
+		tracked: map[string]bool{}, answered: map[string]bool{}, mine: map[string]chan<- []byte{}, late: late,
 	}
 }
 
@@ -75,26 +77,16 @@ func (tw tapWriter) Write(p []byte) (int, error) {
 	if tw.t.trace != nil {
 		tw.t.trace("bridge→agent", p)
 	}
-	tw.t.outgoing(p)
 	return tw.w.Write(p)
 }
 
-func (t *wireTap) outgoing(p []byte) {
+// own tracks a request of the bridge's own, id as on the wire: its answer goes to answer (a
+// buffered channel), unless it is abandoned first.
+func (t *wireTap) own(id string, answer chan<- []byte) {
 	t.mu.Lock()
-	capture := t.capture
-	t.mu.Unlock()
-	if capture == nil {
-		return
-	}
-	id, method := envelopeHead(p)
-	if method != "nes/suggest" || id == "" {
-		return
-	}
-	t.mu.Lock()
-	t.capture = nil
 	t.tracked[id] = false
+	t.mine[id] = answer
 	t.mu.Unlock()
-	capture <- id
 }
 
 // envelopeHead reads the id and method of a message without decoding its params.
@@ -150,6 +142,7 @@ func (t *wireTap) abandon(id string) (answered bool) {
 			for _, old := range t.abandoned[:n] {
 				if t.tracked[old] {
 					delete(t.tracked, old)
+					delete(t.mine, old)
 				}
 			}
 			t.abandoned = append(t.abandoned[:0], t.abandoned[n:]...)
@@ -163,6 +156,7 @@ func (t *wireTap) forget(id string) {
 	t.mu.Lock()
 	delete(t.tracked, id)
 	delete(t.answered, id)
+	delete(t.mine, id)
 	t.mu.Unlock()
 }
 
@@ -357,6 +351,8 @@ var errNotJSON = errors.New("not JSON")
 func (t *wireTap) answer(id string, line []byte, w io.Writer) {
 	t.mu.Lock()
 	abandoned, ok := t.tracked[id]
+	mine := t.mine[id]
+	delete(t.mine, id)
 	if ok {
 		delete(t.tracked, id)
 		if !abandoned {
@@ -372,6 +368,10 @@ func (t *wireTap) answer(id string, line []byte, w io.Writer) {
 		if json.Unmarshal(line, &m) == nil && len(m.Result) > 0 && t.late != nil {
 			t.late(m.Result)
 		}
+		return
+	}
+	if mine != nil {
+		mine <- bytes.Clone(line) // the pump reuses its buffer
 		return
 	}
 	_, _ = w.Write(append(line, '\n'))

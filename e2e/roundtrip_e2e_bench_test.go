@@ -32,7 +32,9 @@ import (
 // It reports the medians, the median ratio bridge/direct, the time the bridge and the relay add at
 // the median and their ratio, what the bridge adds at the 99th percentile, the bridge's and the
 // relay's CPU per request (the kernel's accounting of each process, /proc/PID/stat) and the bytes
-// and objects the bridge allocates per request (acp-lsp-bridge/stats before and after).
+// and objects the bridge allocates per request (acp-lsp-bridge/stats before and after). With
+// ACP_LSP_BRIDGE_BENCH_PROFILE=FILE the bridge writes a CPU profile of the run there
+// (--cpu-profile).
 func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	skipOnWindows(b, "reads the processes' CPU time in /proc")
 	node, modules := sdkPeer(b)
@@ -69,7 +71,11 @@ func BenchmarkEndToEndRoundTrip(b *testing.B) {
 		c.session = s.SessionID
 		c.notify("document/didOpen", map[string]any{"sessionId": c.session, "uri": doc, "languageId": "go", "version": 1, "text": text.String()})
 	}
-	bridge := startRPC(b, true, env, bridgeBin, "--", node, script)
+	args := []string{"--", node, script}
+	if prof := os.Getenv("ACP_LSP_BRIDGE_BENCH_PROFILE"); prof != "" {
+		args = append([]string{"--cpu-profile", prof}, args...)
+	}
+	bridge := startRPC(b, true, env, bridgeBin, args...)
 	bridge.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": fileURI(root), "capabilities": map[string]any{
 		"general":      map[string]any{"positionEncodings": []string{"utf-16"}},
 		"textDocument": map[string]any{"inlineCompletion": map[string]any{}},

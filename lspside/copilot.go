@@ -51,7 +51,7 @@ func (s *Server) copilotInlineEdit(ctx context.Context, req *jsonrpc2.Request) (
 	if best == nil {
 		return empty, nil
 	}
-	echo := p.TextDocument.Version
+	echo := json.RawMessage(p.TextDocument.Version)
 	if len(echo) == 0 {
 		echo = json.RawMessage("null")
 	}

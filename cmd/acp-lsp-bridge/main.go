@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -88,6 +89,7 @@ type config struct {
 	logFile        string
 	logLevel       string
 	trace          string
+	cpuProfile     string
 	agent          *acpside.Command
 	suggestTimeout time.Duration
 	stuckAfter     time.Duration
@@ -147,6 +149,20 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		defer trace.Close()
 	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "acp-lsp-bridge: --cpu-profile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	// The ACP SDK logs through slog's default logger; it must never reach stdout.
@@ -197,6 +213,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs := flag.NewFlagSet("acp-lsp-bridge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.logFile, "log-file", "", "append logs to this `file` instead of stderr")
+	fs.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the bridge to this `file` (Go's pprof format, for `go tool pprof`) until it exits: for work on its speed")
 	fs.StringVar(&cfg.trace, "trace", "", "write every message on both wires (editor and agent) to this `file`, one JSON object per line: {time, dir, message}; it contains document text")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
 	fs.DurationVar(&cfg.stuckAfter, "agent-stuck-after", acpside.DefaultStuckAfter, "how long the agent may read nothing of what the bridge sends it (`duration`) before the bridge ends it and starts it again with the editor's current text; the editor never waits on the agent meanwhile")
