@@ -596,17 +596,43 @@ func (a *Agent) DidFocus(ctx context.Context, p acp.UnstableDidFocusDocumentNoti
 // Accept sends nes/accept, naming the suggestion as the agent's protocol version does.
 func (a *Agent) Accept(ctx context.Context, id string) error {
 	if a.speaksV2() {
-		return a.notify(ctx, acp.AgentMethodNesAccept, acceptV2{SessionId: a.Session(), SuggestionId: id})
+		return a.notifyOwn(acp.AgentMethodNesAccept, acceptV2{SessionId: a.Session(), SuggestionId: id})
 	}
-	return a.notify(ctx, acp.AgentMethodNesAccept, acp.UnstableAcceptNesNotification{SessionId: a.Session(), Id: id})
+	return a.notifyOwn(acp.AgentMethodNesAccept, acp.UnstableAcceptNesNotification{SessionId: a.Session(), Id: id})
 }
 
 // Reject sends nes/reject, naming the suggestion as the agent's protocol version does.
 func (a *Agent) Reject(ctx context.Context, id string, reason acp.UnstableNesRejectReason) error {
 	if a.speaksV2() {
-		return a.notify(ctx, acp.AgentMethodNesReject, rejectV2{SessionId: a.Session(), SuggestionId: id, Reason: reason})
+		return a.notifyOwn(acp.AgentMethodNesReject, rejectV2{SessionId: a.Session(), SuggestionId: id, Reason: reason})
 	}
-	return a.notify(ctx, acp.AgentMethodNesReject, acp.UnstableRejectNesNotification{SessionId: a.Session(), Id: id, Reason: &reason})
+	return a.notifyOwn(acp.AgentMethodNesReject, acp.UnstableRejectNesNotification{SessionId: a.Session(), Id: id, Reason: &reason})
+}
+
+// notifyOwn sends the end of a suggestion, a notification of the bridge's own: these come with
+// nearly every answer, so they are written as Suggest writes its requests (the SDK's way costs
+// more), and lazily: with the next message to the agent, or at most lazyWait later. To an agent
+// asked through prompts, it goes to the in-process agent in front, through the SDK.
+func (a *Agent) notifyOwn(method string, params any) error {
+	if a.Prompted() {
+		return a.notify(context.Background(), method, params)
+	}
+	line, err := jsonv2.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+	if err == nil {
+		line = append(line, '\n')
+		if a.opts.Trace != nil {
+			a.opts.Trace("bridge→agent", line)
+		}
+		err = a.queue.WriteLazy(line)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
 }
 
 // acceptV2 and rejectV2 are nes/accept and nes/reject as ACP's protocol version 2 draft of NES

@@ -153,3 +153,42 @@ func TestOutQueueKeepsEveryChangeForAnAgentThatKeepsUp(t *testing.T) {
 		t.Errorf("collapsed %d", q.collapsed())
 	}
 }
+
+// chunkWriter records each write it gets.
+type chunkWriter struct {
+	writes chan string
+}
+
+func (c chunkWriter) Write(p []byte) (int, error) { c.writes <- string(p); return len(p), nil }
+func (c chunkWriter) Close() error                { return nil }
+
+// TestOutQueueLazyFramesGoWithTheNext: a lazy message (the end of a suggestion) waits for the next
+// one and goes in the same write, before it; alone, it goes after lazyWait.
+func TestOutQueueLazyFramesGoWithTheNext(t *testing.T) {
+	w := chunkWriter{writes: make(chan string, 10)}
+	q := newOutQueue(w, time.Hour, func(string) {})
+	defer q.Close()
+	reject := frame(t, 0, "nes/reject", map[string]any{"id": "s1"})
+	suggest := frame(t, 2, "nes/suggest", map[string]any{"uri": "a"})
+	if err := q.WriteLazy(reject); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Write(suggest); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-w.writes; got != string(reject)+string(suggest) {
+		t.Errorf("one write %q, want the reject, then the request", got)
+	}
+	began := time.Now()
+	if err := q.WriteLazy(reject); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-w.writes:
+		if got != string(reject) || time.Since(began) < lazyWait/2 {
+			t.Errorf("alone, %q came after %v; want the reject after about %v", got, time.Since(began), lazyWait)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a lazy message alone never went")
+	}
+}
