@@ -1213,8 +1213,13 @@ async function attemptSuggest(marker, content, answer) {
     return;
   }
   const ids = new Map(offerable.map(([l]) => [sug.ids.get(l), l]));
+  // The offered one is the one that ends as the answer says: accepted on "Apply", rejected by the
+  // user on "Dismiss". The others may end before it (applying an edit ends a jump beside it) and in
+  // the same write, the bridge sending the ends of suggestions together.
+  const endedAsAnswered = (e) =>
+    answer === "Apply" ? e.method === "nes/accept" : e.method === "nes/reject" && e.params?.reason === "rejected";
   const ended = await waitFor(
-    () => [...ids.keys()].map((id) => endsOf(id)[0]).find(Boolean),
+    () => agentLog.find((e) => e.kind === "notification" && ids.has(e.params?.id) && endedAsAnswered(e)),
     8000,
     `the suggestion offered by acp-lsp-bridge.suggest to end (${answer}) (${what})`,
   );
