@@ -69,7 +69,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	if err := a.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: uri, LanguageId: "go", Version: 1, Text: doc}); err != nil {
 		b.Fatal(err)
 	}
-	req := acp.UnstableSuggestNesRequest{Uri: uri, Version: 1, Position: acp.UnstablePosition{Line: 1999, Character: 6}, TriggerKind: acp.UnstableNesTriggerKindAutomatic}
+	req := acp.UnstableSuggestNesRequest{Uri: uri, Version: 1, Position: acp.UnstablePosition{Line: 1999, Character: 6}, TriggerKind: acp.UnstableNesTriggerKindManual}
 
 	e := newEditor(b, harnessOpts{quietLog: true, agentCfg: testagent.Config{Encoding: "utf-16", Suggest: instantSuggest}})
 	e.initialize("utf-16")
@@ -86,7 +86,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		items, err := e.Inline(uri, fakeeditor.At(1999, 6))
+		// Invoked, so that the agent is asked each time (an automatic request at the same text and
+		// position is answered from the suggestion shown).
+		items, err := e.InlineTriggered(uri, fakeeditor.At(1999, 6), 1)
 		if err != nil || len(items) != 1 {
 			b.Fatalf("items %v, err %v", items, err)
 		}
