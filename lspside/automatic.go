@@ -59,13 +59,22 @@ func parseDuration(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// initDelay reads initializationOptions.delay: a JSON number of milliseconds or a duration string.
-func initDelay(raw json.RawMessage) (time.Duration, error) {
-	d, err := initDuration(raw)
-	if err != nil {
-		return 0, err
+// durationOption reads a duration of initializationOptions (key) within bounds: nil when absent,
+// or unreadable or out of bounds, which the user is told (the default is used).
+func (s *Server) durationOption(ctx context.Context, key string, raw json.RawMessage, bounds func(time.Duration) (time.Duration, error)) *time.Duration {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
 	}
-	return delayBounds(d)
+	d, err := initDuration(raw)
+	if err == nil {
+		d, err = bounds(d)
+	}
+	if err != nil {
+		s.log.Warn().Err(err).Str("option", key).Msg("initializationOptions: a value ignored")
+		s.showMessage(ctx, protocol.MessageTypeWarning, "acp-lsp-bridge: initializationOptions."+key+": "+err.Error()+"; the default is used.")
+		return nil
+	}
+	return &d
 }
 
 // initDuration reads a duration of initializationOptions: a JSON number of milliseconds or a
@@ -89,16 +98,7 @@ func (s *Server) applyAutomaticOptions(ctx context.Context, o *initOptions) *tim
 	if o == nil {
 		return nil
 	}
-	var delay *time.Duration
-	if len(o.Delay) > 0 && string(o.Delay) != "null" {
-		d, err := initDelay(o.Delay)
-		if err != nil {
-			s.log.Warn().Err(err).Msg("initializationOptions.delay ignored")
-			s.showMessage(ctx, protocol.MessageTypeWarning, "acp-lsp-bridge: initializationOptions.delay: "+err.Error()+"; the default is used.")
-		} else {
-			delay = &d
-		}
-	}
+	delay := s.durationOption(ctx, "delay", o.Delay, delayBounds)
 	if o.Automatic != nil && !*o.Automatic {
 		s.reqs.setSwitch("", switchDisable)
 		s.log.Info().Msg("automatic suggestions are off (initializationOptions.automatic); ask for one by hand, or run acp-lsp-bridge.enable")

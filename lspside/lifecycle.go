@@ -158,8 +158,8 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.ws.Store(ws)
 	sess := &session{editorEnc: enc, init: p, client: client, delay: delay}
 	if o := p.InitializationOptions; o != nil {
-		sess.suggestTimeout = s.initTimeout(ctx, "suggestTimeout", o.SuggestTimeout)
-		sess.promptTimeout = s.initTimeout(ctx, "promptTimeout", o.PromptTimeout)
+		sess.suggestTimeout = s.durationOption(ctx, "suggestTimeout", o.SuggestTimeout, timeoutBounds)
+		sess.promptTimeout = s.durationOption(ctx, "promptTimeout", o.PromptTimeout, timeoutBounds)
 	}
 	s.sess.Store(sess)
 	s.life.Store(int32(stateInitialized))

@@ -2,7 +2,6 @@ package lspside
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -48,22 +47,12 @@ func (s *Server) suggestTimeout(prompted bool) (time.Duration, timeoutOption) {
 	return o.def, o
 }
 
-// initTimeout reads a timeout of initializationOptions (key): milliseconds or a duration string,
-// from 100 ms to MaxTimeout. nil when absent, or unreadable (the user is told).
-func (s *Server) initTimeout(ctx context.Context, key string, raw json.RawMessage) *time.Duration {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
+// timeoutBounds keeps a timeout of initializationOptions from 100 ms to MaxTimeout.
+func timeoutBounds(d time.Duration) (time.Duration, error) {
+	if d < 100*time.Millisecond || d > MaxTimeout {
+		return 0, fmt.Errorf("%v is not between 100ms and %v", d, MaxTimeout)
 	}
-	d, err := initDuration(raw)
-	if err == nil && (d < 100*time.Millisecond || d > MaxTimeout) {
-		err = fmt.Errorf("%v is not between 100ms and %v", d, MaxTimeout)
-	}
-	if err != nil {
-		s.log.Warn().Err(err).Str("option", key).Msg("initializationOptions: a timeout ignored")
-		s.showMessage(ctx, protocol.MessageTypeWarning, "acp-lsp-bridge: initializationOptions."+key+": "+err.Error()+"; the default is used.")
-		return nil
-	}
-	return &d
+	return d, nil
 }
 
 // slowness counts the suggestions in a row that the agent did not answer in time, so that the
