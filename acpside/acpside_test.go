@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -462,5 +463,58 @@ func TestEveryAgentRequestIsAnswered(t *testing.T) {
 	}
 	if l := log.String(); !strings.Contains(l, `"fault":"invalid-request"`) {
 		t.Errorf("no log line:\n%s", l)
+	}
+}
+
+// TestTheBridgesOwnMessagesReachTheAgent: the messages the bridge writes itself, not through the
+// SDK (nes/accept and nes/reject, lazily; nes/suggest and its $/cancel_request), reach the agent
+// as it expects them, and the errors of writing them are the callers'.
+func TestTheBridgesOwnMessagesReachTheAgent(t *testing.T) {
+	cancelled := make(chan struct{})
+	ag := testagent.New(testagent.Config{Encoding: "utf-8", Suggest: func(ctx context.Context, req acp.UnstableSuggestNesRequest, _ string) (any, *acp.RequestError) {
+		<-ctx.Done() // the SDK ends it on $/cancel_request
+		close(cancelled)
+		return map[string]any{"suggestions": []any{}}, nil
+	}})
+	a := connectInProcess(ag)
+	defer a.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := a.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartNES(ctx, acp.UnstableStartNesRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reject(ctx, "r1", acp.UnstableNesRejectReasonIgnored); err != nil {
+		t.Fatalf("Reject: %v", err)
+	}
+	if err := a.Accept(ctx, "a1"); err != nil {
+		t.Fatalf("Accept: %v", err)
+	}
+	sctx, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer stop()
+	if _, err := a.Suggest(sctx, acp.UnstableSuggestNesRequest{Uri: "file:///a.go", Version: 1}); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("Suggest past its deadline: %v, want ErrCancelled", err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's nes/suggest was never cancelled ($/cancel_request)")
+	}
+	want := map[string]string{"nes/reject": `"id":"r1"`, "nes/accept": `"id":"a1"`, "nes/suggest": `"uri":"file:///a.go"`}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		seen := map[string]bool{}
+		for _, m := range ag.Received() {
+			if w, ok := want[m.Method]; ok && strings.Contains(string(m.Params), w) {
+				seen[m.Method] = true
+			}
+		}
+		if len(seen) == len(want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent received %v of %v", seen, want)
+		}
 	}
 }

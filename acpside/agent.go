@@ -239,7 +239,7 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	}
 	a := &Agent{opts: opts, log: opts.Log, in: r, enc: encoding.UTF16}
 	a.queue = newOutQueue(w, opts.StuckAfter, a.stuckNow)
-	a.tap = newWireTap(opts.Log, a.lateResult)
+	a.tap = newWireTap(opts.Log, a.lateAnswer)
 	a.tap.faults.events = opts.Events
 	a.tap.trace = opts.Trace
 	a.tap.reply = func(line []byte) {
@@ -617,19 +617,7 @@ func (a *Agent) notifyOwn(method string, params any) error {
 	if a.Prompted() {
 		return a.notify(context.Background(), method, params)
 	}
-	line, err := jsonv2.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", method, params})
-	if err == nil {
-		line = append(line, '\n')
-		if a.opts.Trace != nil {
-			a.opts.Trace("bridge→agent", line)
-		}
-		err = a.queue.WriteLazy(line)
-	}
-	if err != nil {
+	if err := a.send("", method, params, true); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
@@ -672,18 +660,9 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 	}
 	n := a.suggestSeq.Add(1)
 	id := `"nes-` + strconv.FormatUint(n, 10) + `"` // as on the wire
-	line, err := jsonv2.Marshal(struct {
-		JSONRPC string                         `json:"jsonrpc"`
-		ID      jsontext.Value                 `json:"id"`
-		Method  string                         `json:"method"`
-		Params  *acp.UnstableSuggestNesRequest `json:"params"`
-	}{"2.0", jsontext.Value(id), acp.AgentMethodNesSuggest, &req})
-	if err != nil {
-		return nil, fmt.Errorf("nes/suggest: %w", err)
-	}
 	answer := make(chan []byte, 1)
 	a.tap.own(id, answer)
-	if err := a.write(append(line, '\n')); err != nil {
+	if err := a.send(id, acp.AgentMethodNesSuggest, &req, false); err != nil {
 		a.tap.forget(id)
 		return nil, fmt.Errorf("nes/suggest: %w", err)
 	}
@@ -693,22 +672,11 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 		return decodeAnswer(line)
 	case <-ctx.Done():
 		answered := a.tap.abandon(id)
-		cancel, _ := jsonv2.Marshal(struct {
-			JSONRPC string `json:"jsonrpc"`
-			Method  string `json:"method"`
-			Params  struct {
-				RequestID jsontext.Value `json:"requestId"`
-			} `json:"params"`
-		}{JSONRPC: "2.0", Method: cancelRequest, Params: struct {
-			RequestID jsontext.Value `json:"requestId"`
-		}{jsontext.Value(id)}})
-		if err := a.write(append(cancel, '\n')); err != nil {
+		if err := a.send("", cancelRequest, map[string]jsontext.Value{"requestId": jsontext.Value(id)}, false); err != nil {
 			a.log.Debug().Err(err).Msg("$/cancel_request")
 		}
 		if answered { // the answer came as ctx ended: its suggestions end as late ones
-			if sugs, err := decodeAnswer(<-answer); err == nil && len(sugs) > 0 && a.opts.Late != nil {
-				go a.opts.Late(sugs)
-			}
+			go a.lateAnswer(<-answer)
 		}
 		return nil, ErrCancelled
 	case <-a.tap.done:
@@ -720,12 +688,31 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 // errConnectionEnded is a request whose answer can no longer come: the agent's output ended.
 var errConnectionEnded = errors.New("the agent's connection ended before it answered")
 
-// write sends one message of the bridge's own (a line) to the agent, in order with the SDK's.
-func (a *Agent) write(line []byte) error {
+// send writes a message of the bridge's own to the agent, one line, in order with the SDK's: a
+// request when id (as on the wire) is set, else a notification; lazy ones wait for the next
+// message (outQueue.WriteLazy).
+func (a *Agent) send(id, method string, params any, lazy bool) error {
+	var wireID jsontext.Value // nil, not empty: omitted
+	if id != "" {
+		wireID = jsontext.Value(id)
+	}
+	line, err := jsonv2.Marshal(struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      jsontext.Value `json:"id,omitempty"`
+		Method  string         `json:"method"`
+		Params  any            `json:"params"`
+	}{"2.0", wireID, method, params})
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
 	if a.opts.Trace != nil {
 		a.opts.Trace("bridge→agent", line)
 	}
-	_, err := a.queue.Write(line)
+	if lazy {
+		return a.queue.WriteLazy(line)
+	}
+	_, err = a.queue.Write(line)
 	return err
 }
 
@@ -747,9 +734,13 @@ func (a *Agent) suggestFront(ctx context.Context, req acp.UnstableSuggestNesRequ
 	return DecodeSuggestions(raw)
 }
 
-func (a *Agent) lateResult(raw []byte) {
-	sugs, err := DecodeSuggestions(raw)
-	if err != nil {
+// lateAnswer passes on the suggestions of the answer (the whole line) to a nes/suggest the bridge
+// gave up on, so that their ids still end. An error answer (the agent's own to a cancelled
+// request) carries none.
+func (a *Agent) lateAnswer(line []byte) {
+	sugs, err := decodeAnswer(line)
+	var agentErr *acp.RequestError
+	if err != nil && !errors.As(err, &agentErr) {
 		a.log.Warn().Err(err).Msg("could not read the answer to a cancelled nes/suggest")
 	}
 	if len(sugs) > 0 && a.opts.Late != nil {

@@ -53,7 +53,7 @@ type wireTap struct {
 	// abandoned lists the ids abandon marked, oldest first, at most maxAbandoned (some may have
 	// been answered since).
 	abandoned []string
-	late      func(raw []byte) // the result of an abandoned nes/suggest
+	late      func(line []byte) // the answer to an abandoned nes/suggest, the whole line
 	trace     func(dir string, line []byte)
 	// reply writes a message of the bridge's own to the agent (one line): answers to requests the
 	// SDK cannot take.
@@ -361,12 +361,8 @@ func (t *wireTap) answer(id string, line []byte, w io.Writer) {
 	}
 	t.mu.Unlock()
 	if ok && abandoned {
-		// Rare (the bridge gave up on it): only then is the result read here.
-		var m struct {
-			Result json.RawMessage `json:"result"`
-		}
-		if json.Unmarshal(line, &m) == nil && len(m.Result) > 0 && t.late != nil {
-			t.late(m.Result)
+		if t.late != nil { // rare: the bridge gave up on it
+			t.late(bytes.Clone(line))
 		}
 		return
 	}
