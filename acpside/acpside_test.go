@@ -344,16 +344,7 @@ func TestSuggestAgainstAnInstantAgent(t *testing.T) {
 	ag := testagent.New(testagent.Config{Encoding: "utf-8", Suggest: func(_ context.Context, req acp.UnstableSuggestNesRequest, _ string) (any, *acp.RequestError) {
 		return map[string]any{"suggestions": []any{map[string]any{"kind": "jump", "id": "j", "uri": req.Uri, "position": map[string]any{"line": 0, "character": 0}}}}, nil
 	}})
-	a := connectInProcess(ag)
-	defer a.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := a.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.StartNES(ctx, acp.UnstableStartNesRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	a, ctx := startedInProcess(t, ag)
 	if err := a.DidOpen(ctx, acp.UnstableDidOpenDocumentNotification{Uri: "file:///a", LanguageId: "go", Text: "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -374,6 +365,23 @@ func connectInProcess(ag *testagent.Agent) *Agent {
 		fromAgentW.Close()
 	}()
 	return Connect(fromAgentR, toAgentW, Options{Log: zerolog.Nop()})
+}
+
+// startedInProcess connects to ag, runs initialize and nes/start, and returns the agent and a
+// context that ends with the test (or in 30 s); the agent is closed at the test's end.
+func startedInProcess(t *testing.T, ag *testagent.Agent) (*Agent, context.Context) {
+	t.Helper()
+	a := connectInProcess(ag)
+	t.Cleanup(func() { a.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	if _, err := a.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartNES(ctx, acp.UnstableStartNesRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	return a, ctx
 }
 
 // TestSessionUpdateWithoutSessionIsAFault: an agent the bridge does not ask through prompts has no
@@ -476,16 +484,7 @@ func TestTheBridgesOwnMessagesReachTheAgent(t *testing.T) {
 		close(cancelled)
 		return map[string]any{"suggestions": []any{}}, nil
 	}})
-	a := connectInProcess(ag)
-	defer a.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := a.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.StartNES(ctx, acp.UnstableStartNesRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	a, ctx := startedInProcess(t, ag)
 	if err := a.Reject(ctx, "r1", acp.UnstableNesRejectReasonIgnored); err != nil {
 		t.Fatalf("Reject: %v", err)
 	}
