@@ -19,32 +19,44 @@ const MaxTimeout = 10 * time.Minute
 // slowAfter is how many suggestions in a row must time out before the user is told.
 const slowAfter = 3
 
-// timeoutOption is one of the timeouts a user may raise: its flag, its initializationOptions
-// key, the flag's value (0: not given), and the default.
-type timeoutOption struct {
-	flag, key string
-	lua       string // the Neovim plugin's option
-	given     time.Duration
-	def       time.Duration
+// TimeoutSetting is the setting that bounds the wait for an agent's suggestions, for the user to
+// raise: its flag, its initializationOptions key, the Neovim plugin's option, and its default.
+type TimeoutSetting struct {
+	Flag, Key, Lua string
+	Default        time.Duration
+}
+
+// SuggestTimeoutSetting is the setting that bounds the wait for suggestions: --prompt-timeout for
+// an agent asked through prompts, else --suggest-timeout. doctor names it too.
+func SuggestTimeoutSetting(prompted bool) TimeoutSetting {
+	if prompted {
+		return TimeoutSetting{Flag: "--prompt-timeout", Key: "promptTimeout", Lua: "prompt_timeout", Default: DefaultPromptTimeout}
+	}
+	return TimeoutSetting{Flag: "--suggest-timeout", Key: "suggestTimeout", Lua: "suggest_timeout", Default: DefaultSuggestTimeout}
+}
+
+// RaisedTimeout is the timeout to suggest to a user whose agent took took, or more, where the
+// bridge waits limit: three times limit, at least 30 s, and half as long again as took, in whole
+// seconds.
+func RaisedTimeout(limit, took time.Duration) time.Duration {
+	return max(3*limit, 30*time.Second, took*3/2).Round(time.Second)
 }
 
 // suggestTimeout is how long a request waits for the agent's suggestions, and the setting that
-// says it: for an agent asked through prompts --prompt-timeout, else --suggest-timeout; the flag,
-// else initializationOptions, else the default.
-func (s *Server) suggestTimeout(prompted bool) (time.Duration, timeoutOption) {
-	o := timeoutOption{flag: "--suggest-timeout", key: "suggestTimeout", lua: "suggest_timeout", given: s.cfg.SuggestTimeout, def: DefaultSuggestTimeout}
-	fromInit := s.session().suggestTimeout
+// says it: the flag, else initializationOptions, else the default.
+func (s *Server) suggestTimeout(prompted bool) (time.Duration, TimeoutSetting) {
+	o := SuggestTimeoutSetting(prompted)
+	given, fromInit := s.cfg.SuggestTimeout, s.session().suggestTimeout
 	if prompted {
-		o = timeoutOption{flag: "--prompt-timeout", key: "promptTimeout", lua: "prompt_timeout", given: s.cfg.PromptTimeout, def: DefaultPromptTimeout}
-		fromInit = s.session().promptTimeout
+		given, fromInit = s.cfg.PromptTimeout, s.session().promptTimeout
 	}
 	switch {
-	case o.given > 0:
-		return o.given, o
+	case given > 0:
+		return given, o
 	case fromInit != nil:
 		return *fromInit, o
 	}
-	return o.def, o
+	return o.Default, o
 }
 
 // timeoutBounds keeps a timeout of initializationOptions from 100 ms to MaxTimeout.
@@ -84,15 +96,15 @@ func (w *slowness) timedOut() bool {
 
 // suggestTimedOut is told of a suggestion the agent did not answer within timeout (set by o):
 // after slowAfter in a row, the user is told once what happens and what to raise, and where.
-func (s *Server) suggestTimedOut(ctx context.Context, agentName string, timeout time.Duration, o timeoutOption) {
+func (s *Server) suggestTimedOut(ctx context.Context, agentName string, timeout time.Duration, o TimeoutSetting) {
 	if !s.slow.timedOut() {
 		return
 	}
-	raise := max(3*timeout, 30*time.Second).Round(time.Second)
+	raise := RaisedTimeout(timeout, timeout)
 	msg := fmt.Sprintf("acp-lsp-bridge: %s did not answer %d suggestions in a row within %v, so each came back empty. "+
 		"If it is this slow by design, give it longer: %s %v on the bridge's command line (before \"--\"), or initializationOptions.%s = %d (milliseconds) in your editor's settings for the bridge "+
 		"(Neovim: setup({ %s = %d }); VS Code: the acpLspBridge.%s setting).",
-		agentName, slowAfter, timeout, o.flag, raise, o.key, raise.Milliseconds(), o.lua, raise.Milliseconds(), o.key)
-	s.log.Warn().Dur("timeout", timeout).Str("flag", o.flag).Msg("the agent keeps timing out; the user is told")
+		agentName, slowAfter, timeout, o.Flag, raise, o.Key, raise.Milliseconds(), o.Lua, raise.Milliseconds(), o.Key)
+	s.log.Warn().Dur("timeout", timeout).Str("flag", o.Flag).Msg("the agent keeps timing out; the user is told")
 	s.showMessage(context.WithoutCancel(ctx), protocol.MessageTypeWarning, msg)
 }

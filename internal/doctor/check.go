@@ -51,12 +51,9 @@ func sample(ctx context.Context, agent *acpside.Agent, run Run) *sampleReport {
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
-	rep.BridgeTimeoutFlag, rep.BridgeTimeoutKey = "--suggest-timeout", "suggestTimeout"
-	bridge := lspside.DefaultSuggestTimeout
-	if agent.Prompted() {
-		rep.BridgeTimeoutFlag, rep.BridgeTimeoutKey = "--prompt-timeout", "promptTimeout"
-		bridge = lspside.DefaultPromptTimeout
-	}
+	setting := lspside.SuggestTimeoutSetting(agent.Prompted())
+	rep.BridgeTimeoutFlag, rep.BridgeTimeoutKey = setting.Flag, setting.Key
+	bridge := setting.Default
 	if run.BridgeTimeout > 0 {
 		bridge = run.BridgeTimeout
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
@@ -319,7 +320,7 @@ func (r *Report) Human(color bool) string {
 		}
 		if s.SlowerThanBridge {
 			limit := time.Duration(s.BridgeTimeoutMs) * time.Millisecond
-			raise := max(3*limit, 30*time.Second, (time.Duration(*s.Ms*float64(time.Millisecond)) * 3 / 2).Round(time.Second))
+			raise := lspside.RaisedTimeout(limit, time.Duration(*s.Ms*float64(time.Millisecond)))
 			line("", fmt.Sprintf("slower than the bridge's %s (%v): in the editor it would come back empty. Run the bridge with %s %v, or set initializationOptions.%s = %d (milliseconds)",
 				s.BridgeTimeoutFlag, limit, s.BridgeTimeoutFlag, raise, s.BridgeTimeoutKey, raise.Milliseconds()))
 		}
