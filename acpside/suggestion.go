@@ -37,7 +37,7 @@ func DecodeSuggestions(raw json.RawMessage) ([]Suggestion, error) {
 	var resp struct {
 		Suggestions []jsontext.Value `json:"suggestions"`
 	}
-	if err := jsonv2.Unmarshal(raw, &resp, agentJSON); err != nil {
+	if err := jsonv2.Unmarshal(raw, &resp, LenientJSON); err != nil {
 		return nil, fmt.Errorf("nes/suggest result: %w", err)
 	}
 	return decodeEach(resp.Suggestions), nil
@@ -68,7 +68,7 @@ func decodeSuggestion(r jsontext.Value) Suggestion {
 	if kind := jsonKind(r); kind != "an object" {
 		return Suggestion{Problem: kind + ", not a JSON object"}
 	}
-	if err := jsonv2.Unmarshal(r, &head, agentJSON); err != nil {
+	if err := jsonv2.Unmarshal(r, &head, LenientJSON); err != nil {
 		return Suggestion{Problem: "not a JSON object: " + err.Error()}
 	}
 	var s Suggestion
@@ -100,16 +100,16 @@ func decodeSuggestion(r jsontext.Value) Suggestion {
 	switch kind {
 	case "edit":
 		s.Edit = new(acp.UnstableNesSuggestionEdit)
-		err = jsonv2.Unmarshal(r, s.Edit, agentJSON)
+		err = jsonv2.Unmarshal(r, s.Edit, LenientJSON)
 	case "jump":
 		s.Jump = new(acp.UnstableNesSuggestionJump)
-		err = jsonv2.Unmarshal(r, s.Jump, agentJSON)
+		err = jsonv2.Unmarshal(r, s.Jump, LenientJSON)
 	case "rename":
 		s.Rename = new(acp.UnstableNesSuggestionRename)
-		err = jsonv2.Unmarshal(r, s.Rename, agentJSON)
+		err = jsonv2.Unmarshal(r, s.Rename, LenientJSON)
 	case "searchAndReplace":
 		s.SearchAndReplace = new(acp.UnstableNesSuggestionSearchAndReplace)
-		err = jsonv2.Unmarshal(r, s.SearchAndReplace, agentJSON)
+		err = jsonv2.Unmarshal(r, s.SearchAndReplace, LenientJSON)
 	default:
 		// Suggestion kinds are an open enum (ACP's protocol version 2 draft): a kind of a later
 		// version is not an error.
@@ -124,10 +124,12 @@ func decodeSuggestion(r jsontext.Value) Suggestion {
 	return s
 }
 
-// agentJSON reads the agent's answers on the way of every suggestion with the faster JSON v2
-// decoder, as leniently as encoding/json does (names matched without regard to case, a repeated
-// name's last value wins); invalid UTF-8 is let through to be refused one suggestion at a time.
-var agentJSON = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+// LenientJSON are the options the messages on the way of every suggestion are read with, the
+// agent's answers and the editor's params: the faster JSON v2 decoder, as leniently as
+// encoding/json reads (names matched without regard to case, a repeated name's last value wins,
+// invalid UTF-8 let through: here to be refused one suggestion at a time, in the editor's params
+// a URI that is not open is refused with its own error).
+var LenientJSON = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // jsonKind names the kind of a JSON value from its first byte.
 func jsonKind(b []byte) string {
@@ -160,7 +162,7 @@ func decodeAnswer(line []byte) ([]Suggestion, error) {
 		} `json:"result"`
 		Error *acp.RequestError `json:"error"`
 	}
-	if err := jsonv2.Unmarshal(line, &m, agentJSON); err != nil {
+	if err := jsonv2.Unmarshal(line, &m, LenientJSON); err != nil {
 		return nil, fmt.Errorf("nes/suggest result: %w", err)
 	}
 	if m.Error != nil {

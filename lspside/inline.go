@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
@@ -33,7 +34,7 @@ type positionParams struct {
 // in order, before the request runs.
 func (s *Server) snapshotAt(method string, raw json.RawMessage) (positionParams, *document.Snapshot, int, error) {
 	var p positionParams
-	if err := jsonv2.Unmarshal(raw, &p, editorJSON); err != nil {
+	if err := jsonv2.Unmarshal(raw, &p, acpside.LenientJSON); err != nil {
 		return p, nil, 0, invalidParams("%s: %v", method, err)
 	}
 	snap, ok := s.docs.Get(p.TextDocument.URI)
@@ -184,9 +185,3 @@ func (s *Server) typeThrough(snap *document.Snapshot, cursor int, editor encodin
 	}
 	return nil
 }
-
-// editorJSON reads the params of the editor's requests on the way of every suggestion with the
-// faster JSON v2 decoder, as leniently as encoding/json does: names matched without regard to
-// case, a repeated name's last value wins, invalid UTF-8 let through (a URI that is not open is
-// refused later with its own error).
-var editorJSON = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
