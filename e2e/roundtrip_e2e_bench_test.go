@@ -125,12 +125,14 @@ func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	rounds := 4000 * b.N
 	stats0 := bridge.call("acp-lsp-bridge/stats", nil)
 	cpu0, relayCPU0 := processCPU(b, bridge.cmd.Process.Pid), processCPU(b, relay.cmd.Process.Pid)
+	sw0, relaySw0 := contextSwitches(b, bridge.cmd.Process.Pid), contextSwitches(b, relay.cmd.Process.Pid)
 	b.ResetTimer()
 	for i := range rounds {
 		round(i, true)
 	}
 	b.StopTimer()
 	cpu, relayCPU := processCPU(b, bridge.cmd.Process.Pid)-cpu0, processCPU(b, relay.cmd.Process.Pid)-relayCPU0
+	sw, relaySw := contextSwitches(b, bridge.cmd.Process.Pid)-sw0, contextSwitches(b, relay.cmd.Process.Pid)-relaySw0
 	stats := bridge.call("acp-lsp-bridge/stats", nil)
 
 	pct := func(ds []time.Duration, p float64) float64 {
@@ -150,6 +152,8 @@ func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	b.ReportMetric(pct(br, 0.99)-pct(di, 0.99), "added-p99-µs")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(rounds), "cpu-µs/req")
 	b.ReportMetric(float64(relayCPU.Microseconds())/float64(rounds), "relay-cpu-µs/req")
+	b.ReportMetric(float64(sw)/float64(rounds), "switches/req")
+	b.ReportMetric(float64(relaySw)/float64(rounds), "relay-switches/req")
 	var s0, s1 struct {
 		AllocBytes   float64 `json:"allocBytes"`
 		AllocObjects float64 `json:"allocObjects"`
@@ -166,22 +170,44 @@ func BenchmarkEndToEndRoundTrip(b *testing.B) {
 // stime are sampled at the clock tick, too coarse for a process that runs for microseconds at a
 // time.
 func processCPU(tb testing.TB, pid int) time.Duration {
+	return time.Duration(sumThreads(tb, pid, "schedstat", func(b []byte) int64 {
+		v, _ := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
+		return v
+	}))
+}
+
+// contextSwitches is how many times the threads of the process pid have left a CPU, willingly
+// (to wait) or not: each is a sleep and a wake-up of a thread, the cost a relay between processes
+// pays most of its CPU for (/proc/PID/task/*/status).
+func contextSwitches(tb testing.TB, pid int) int64 {
+	return sumThreads(tb, pid, "status", func(b []byte) int64 {
+		var n int64
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += c
+			}
+		}
+		return n
+	})
+}
+
+// sumThreads sums value over the file /proc/PID/task/*/<file> of each thread of the process pid.
+func sumThreads(tb testing.TB, pid int, file string, value func([]byte) int64) int64 {
 	tb.Helper()
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/%s", pid, file))
 	if err != nil || len(tasks) == 0 {
 		tb.Fatalf("no threads of %d in /proc: %v", pid, err)
 	}
-	var ns int64
+	var n int64
 	for _, t := range tasks {
 		b, err := os.ReadFile(t)
 		if err != nil {
 			continue // a thread that ended meanwhile
 		}
-		f := strings.Fields(string(b))
-		v, _ := strconv.ParseInt(f[0], 10, 64)
-		ns += v
+		n += value(b)
 	}
-	return time.Duration(ns)
+	return n
 }
 
 // rpcPeer is a minimal JSON-RPC client of a process on its stdin and stdout, framed with
