@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 )
 
@@ -216,10 +218,14 @@ func (t *wireTap) pump(r io.Reader, w *io.PipeWriter) {
 // envelope is what the tap needs of a JSON-RPC message. Its params and result are left out: the
 // decoder skips them without copying them (an answer may be megabytes); the SDK reads them.
 type envelope struct {
-	ID *json.RawMessage `json:"id"`
+	ID *jsontext.Value `json:"id"`
 	// Method is nil for an answer; a request or notification with "method": "" has it empty.
-	Method *string           `json:"method"`
-	Error  *acp.RequestError `json:"error"`
+	Method *string `json:"method"`
+	// Error is read for its shape alone: an error that is not one makes the line no JSON-RPC.
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 // method is the message's method, "" for an answer.
@@ -231,8 +237,11 @@ func (e *envelope) method() string {
 }
 
 func (e *envelope) check() error {
+	if e.ID != nil && string(*e.ID) == "null" {
+		e.ID = nil // as no id
+	}
 	if e.ID != nil {
-		if err := checkID(*e.ID); err != nil {
+		if err := checkID(json.RawMessage(*e.ID)); err != nil {
 			return err
 		}
 	}
@@ -260,8 +269,8 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 	if t.trace != nil {
 		t.trace("agent→bridge", line)
 	}
-	// One reading checks the line is JSON and takes the envelope (json.Unmarshal validates the
-	// whole line before it decodes); only a line that is not an object is checked apart.
+	// One reading checks the line is JSON and takes the envelope (the decoder validates what it
+	// skips); only a line that is not an object is checked apart.
 	var env envelope
 	var err error
 	if kind := jsonKind(line); kind != "an object" {
@@ -270,9 +279,9 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 		} else {
 			err = fmt.Errorf("%s, not a JSON object", kind)
 		}
-	} else if err = json.Unmarshal(line, &env); err == nil {
+	} else if err = jsonv2.Unmarshal(line, &env, LenientJSON); err == nil {
 		err = env.check()
-	} else if _, syntax := err.(*json.SyntaxError); syntax {
+	} else if _, syntax := errors.AsType[*jsontext.SyntacticError](err); syntax {
 		err = errNotJSON
 	}
 	if err == errNotJSON {
@@ -304,11 +313,11 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 		return
 	case env.ID != nil && method == "":
 		// The SDK would take it for an answer and drop it: the agent would wait for ever.
-		t.refuse(*env.ID, "", "the request has an empty method")
+		t.refuse(json.RawMessage(*env.ID), "", "the request has an empty method")
 		return
 	case env.ID != nil && (method == cancelRequest || t.notifications[method]):
 		// The SDK would run it as a notification and answer null.
-		t.refuse(*env.ID, method, method+" is a notification, not a request")
+		t.refuse(json.RawMessage(*env.ID), method, method+" is a notification, not a request")
 		return
 	case env.ID == nil && method != cancelRequest && !t.notifications[method]:
 		// The SDK would log an error for each; ACP asks to ignore unknown extension notifications
