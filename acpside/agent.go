@@ -595,45 +595,39 @@ func (a *Agent) DidFocus(ctx context.Context, p acp.UnstableDidFocusDocumentNoti
 
 // Accept sends nes/accept, naming the suggestion as the agent's protocol version does.
 func (a *Agent) Accept(ctx context.Context, id string) error {
-	if a.speaksV2() {
-		return a.notifyOwn(acp.AgentMethodNesAccept, acceptV2{SessionId: a.Session(), SuggestionId: id})
+	if a.Prompted() {
+		return a.notify(context.Background(), acp.AgentMethodNesAccept, acp.UnstableAcceptNesNotification{SessionId: a.Session(), Id: id})
 	}
-	return a.notifyOwn(acp.AgentMethodNesAccept, acp.UnstableAcceptNesNotification{SessionId: a.Session(), Id: id})
+	return a.notifyOwn(acp.AgentMethodNesAccept, appendEndParams(nil, a.Session(), a.suggestionKey(), id, ""))
 }
 
 // Reject sends nes/reject, naming the suggestion as the agent's protocol version does.
 func (a *Agent) Reject(ctx context.Context, id string, reason acp.UnstableNesRejectReason) error {
-	if a.speaksV2() {
-		return a.notifyOwn(acp.AgentMethodNesReject, rejectV2{SessionId: a.Session(), SuggestionId: id, Reason: reason})
+	if a.Prompted() {
+		return a.notify(context.Background(), acp.AgentMethodNesReject, acp.UnstableRejectNesNotification{SessionId: a.Session(), Id: id, Reason: &reason})
 	}
-	return a.notifyOwn(acp.AgentMethodNesReject, acp.UnstableRejectNesNotification{SessionId: a.Session(), Id: id, Reason: &reason})
+	return a.notifyOwn(acp.AgentMethodNesReject, appendEndParams(nil, a.Session(), a.suggestionKey(), id, reason))
 }
 
-// notifyOwn sends the end of a suggestion, a notification of the bridge's own: these come with
-// nearly every answer, so they are written as Suggest writes its requests (the SDK's way costs
-// more), and lazily: with the next message to the agent, or at most lazyWait later. To an agent
-// asked through prompts, it goes to the in-process agent in front, through the SDK.
-func (a *Agent) notifyOwn(method string, params any) error {
-	if a.Prompted() {
-		return a.notify(context.Background(), method, params)
+// suggestionKey is the name nes/accept and nes/reject give the suggestion: "id" in ACP's protocol
+// version 1, "suggestionId" in its version 2 draft of NES.
+func (a *Agent) suggestionKey() string {
+	if a.speaksV2() {
+		return "suggestionId"
 	}
-	if err := a.send("", method, params, true); err != nil {
+	return "id"
+}
+
+// notifyOwn sends the end of a suggestion (params encoded), a notification of the bridge's own:
+// these come with nearly every answer, so they are written as Suggest writes its requests (the
+// SDK's way costs more), and lazily: with the next message to the agent, or at most lazyWait
+// later. (To an agent asked through prompts, they go to the in-process agent in front, through
+// the SDK.)
+func (a *Agent) notifyOwn(method string, params []byte) error {
+	if err := a.sendEncoded("", method, params, true); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
-}
-
-// acceptV2 and rejectV2 are nes/accept and nes/reject as ACP's protocol version 2 draft of NES
-// has them: the suggestion is named suggestionId (id in version 1).
-type acceptV2 struct {
-	SessionId    acp.SessionId `json:"sessionId"`
-	SuggestionId string        `json:"suggestionId"`
-}
-
-type rejectV2 struct {
-	SessionId    acp.SessionId               `json:"sessionId"`
-	SuggestionId string                      `json:"suggestionId"`
-	Reason       acp.UnstableNesRejectReason `json:"reason"`
 }
 
 // speaksV2 reports whether the NES connection speaks ACP's protocol version 2 or later: the agent
@@ -660,9 +654,13 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 	}
 	n := a.suggestSeq.Add(1)
 	id := `"nes-` + strconv.FormatUint(n, 10) + `"` // as on the wire
+	params, err := appendSuggestParams(nil, &req)
+	if err != nil {
+		return nil, fmt.Errorf("nes/suggest: %w", err)
+	}
 	answer := make(chan []byte, 1)
 	a.tap.own(id, answer)
-	if err := a.send(id, acp.AgentMethodNesSuggest, &req, false); err != nil {
+	if err := a.sendEncoded(id, acp.AgentMethodNesSuggest, params, false); err != nil {
 		a.tap.forget(id)
 		return nil, fmt.Errorf("nes/suggest: %w", err)
 	}
@@ -692,28 +690,23 @@ var errConnectionEnded = errors.New("the agent's connection ended before it answ
 // request when id (as on the wire) is set, else a notification; lazy ones wait for the next
 // message (outQueue.WriteLazy).
 func (a *Agent) send(id, method string, params any, lazy bool) error {
-	var wireID jsontext.Value // nil, not empty: omitted
-	if id != "" {
-		wireID = jsontext.Value(id)
-	}
-	line, err := jsonv2.Marshal(struct {
-		JSONRPC string         `json:"jsonrpc"`
-		ID      jsontext.Value `json:"id,omitempty"`
-		Method  string         `json:"method"`
-		Params  any            `json:"params"`
-	}{"2.0", wireID, method, params})
+	p, err := jsonv2.Marshal(params)
 	if err != nil {
 		return err
 	}
-	line = append(line, '\n')
+	return a.sendEncoded(id, method, p, lazy)
+}
+
+// sendEncoded is send with the params encoded.
+func (a *Agent) sendEncoded(id, method string, params []byte, lazy bool) error {
+	line := appendMessage(make([]byte, 0, len(params)+len(method)+len(id)+48), id, method, params)
 	if a.opts.Trace != nil {
 		a.opts.Trace("bridge→agent", line)
 	}
 	if lazy {
 		return a.queue.WriteLazy(line)
 	}
-	_, err = a.queue.Write(line)
-	return err
+	return a.queue.writeOwned(line)
 }
 
 // suggestFront asks the in-process NES agent of a prompted agent. When ctx ends first, its request
