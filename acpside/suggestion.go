@@ -153,9 +153,29 @@ func jsonKind(b []byte) string {
 	}
 }
 
-// decodeAnswer reads the whole answer line to a nes/suggest in one pass: the agent's error, or
-// its suggestions (as DecodeSuggestions).
+// decodeAnswer reads the whole answer line to a nes/suggest: the agent's error, or its
+// suggestions (as DecodeSuggestions). An answer whose every suggestion is well formed, of a kind
+// the bridge knows, is read in one typed pass (answerWire); any other takes the path that says
+// what is wrong with each suggestion.
 func decodeAnswer(line []byte) ([]Suggestion, error) {
+	if sugs, ok := decodeAnswerAtOnce(line); ok {
+		return sugs, nil
+	}
+	return decodeAnswerCarefully(line)
+}
+
+// decodeAnswerAtOnce is decodeAnswer's one pass; ok is false when the answer needs the careful
+// path.
+func decodeAnswerAtOnce(line []byte) ([]Suggestion, bool) {
+	var fast answerWire
+	if jsonv2.Unmarshal(line, &fast, strictUTF8JSON) != nil {
+		return nil, false
+	}
+	return fast.suggestions()
+}
+
+// decodeAnswerCarefully reads each suggestion apart, so that it can say what is wrong with each.
+func decodeAnswerCarefully(line []byte) ([]Suggestion, error) {
 	var m struct {
 		Result *struct {
 			Suggestions []jsontext.Value `json:"suggestions"`
@@ -172,4 +192,85 @@ func decodeAnswer(line []byte) ([]Suggestion, error) {
 		return nil, errors.New("nes/suggest: the answer has neither a result nor an error")
 	}
 	return decodeEach(m.Result.Suggestions), nil
+}
+
+// strictUTF8JSON are LenientJSON but for text that is not UTF-8, which fails the one-pass read
+// (decodeAnswer) so that the suggestion is reported as the careful path does.
+var strictUTF8JSON = jsonv2.JoinOptions(LenientJSON, jsontext.AllowInvalidUTF8(false))
+
+// answerWire is an answer to nes/suggest with each suggestion read as the union of the members of
+// every kind (the kinds share no member name with different types).
+type answerWire struct {
+	Result *struct {
+		Suggestions []suggestionWire `json:"suggestions"`
+	} `json:"result"`
+	Error *acp.RequestError `json:"error"`
+}
+
+type suggestionWire struct {
+	ID           jsontext.Value `json:"id"`
+	SuggestionID jsontext.Value `json:"suggestionId"` // protocol version 2's name of the id
+	Kind         string         `json:"kind"`
+	URI          string         `json:"uri"`
+	// edit
+	Edits          []acp.UnstableNesTextEdit `json:"edits"`
+	CursorPosition *acp.UnstablePosition     `json:"cursorPosition"`
+	// jump, rename
+	Position acp.UnstablePosition `json:"position"`
+	NewName  string               `json:"newName"`
+	// searchAndReplace
+	Search  string `json:"search"`
+	Replace string `json:"replace"`
+	IsRegex *bool  `json:"isRegex"`
+}
+
+// suggestions turns the answer into suggestions; ok is false when it is not an answer the
+// one-pass read can take whole: an error, no result, a suggestion without a string id or of
+// another kind.
+func (a *answerWire) suggestions() ([]Suggestion, bool) {
+	if a.Error != nil || a.Result == nil {
+		return nil, false
+	}
+	out := make([]Suggestion, 0, len(a.Result.Suggestions))
+	seen := make(map[string]bool, len(a.Result.Suggestions))
+	for i := range a.Result.Suggestions {
+		w := &a.Result.Suggestions[i]
+		raw := w.ID
+		if len(raw) == 0 {
+			raw = w.SuggestionID
+		}
+		id, ok := wireString(raw)
+		if !ok || id == "" {
+			return nil, false
+		}
+		idField, _ := wireString(w.ID) // what the kind's own type reads: "" for a version 2 id
+		s := Suggestion{ID: id, Kind: w.Kind}
+		switch w.Kind {
+		case "edit":
+			s.Edit = &acp.UnstableNesSuggestionEdit{Id: idField, Kind: w.Kind, Uri: w.URI, Edits: w.Edits, CursorPosition: w.CursorPosition}
+		case "jump":
+			s.Jump = &acp.UnstableNesSuggestionJump{Id: idField, Kind: w.Kind, Uri: w.URI, Position: w.Position}
+		case "rename":
+			s.Rename = &acp.UnstableNesSuggestionRename{Id: idField, Kind: w.Kind, Uri: w.URI, Position: w.Position, NewName: w.NewName}
+		case "searchAndReplace":
+			s.SearchAndReplace = &acp.UnstableNesSuggestionSearchAndReplace{Id: idField, Kind: w.Kind, Uri: w.URI, Search: w.Search, Replace: w.Replace, IsRegex: w.IsRegex}
+		default:
+			return nil, false
+		}
+		if seen[id] {
+			s = Suggestion{Kind: s.Kind, Problem: fmt.Sprintf("the id %q appears earlier in the same answer; this suggestion is dropped", id)}
+		}
+		seen[id] = true
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// wireString is the string a raw JSON value holds; ok is false for any other value.
+func wireString(v jsontext.Value) (string, bool) {
+	if v.Kind() != '"' {
+		return "", false
+	}
+	b, err := jsontext.AppendUnquote(nil, v)
+	return string(b), err == nil
 }
