@@ -108,7 +108,7 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 			}
 		}
 		cmd := acceptCommand(l.id)
-		action := translate.CodeAction{Title: l.title, Kind: kind, Command: &cmd}
+		action := translate.CodeAction{Title: l.label(), Kind: kind, Command: &cmd}
 		if len(l.files) > 0 {
 			we, err := translate.ToWorkspaceEdit(l.files, editor, documentChanges)
 			if err != nil {

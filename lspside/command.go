@@ -174,7 +174,7 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 	} else if loc != nil {
 		s.showDocument(ctx, *loc)
 	}
-	answer, err := s.ask(ctx, protocol.MessageTypeInfo, best.title+"?", "Apply", "Dismiss")
+	answer, err := s.ask(ctx, protocol.MessageTypeInfo, best.label()+"?", "Apply", "Dismiss")
 	switch {
 	case err != nil:
 		s.log.Warn().Err(err).Msg("window/showMessageRequest; the suggestion stays available as a code action")
@@ -207,7 +207,7 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 			Applied       bool   `json:"applied"`
 			FailureReason string `json:"failureReason"`
 		}
-		if err := s.callEditor(ctx, s.cfg.ClientWait, "workspace/applyEdit", map[string]any{"label": best.title, "edit": we}, &res); err != nil || !res.Applied {
+		if err := s.callEditor(ctx, s.cfg.ClientWait, "workspace/applyEdit", map[string]any{"label": best.label(), "edit": we}, &res); err != nil || !res.Applied {
 			s.log.Warn().Err(err).Str("reason", res.FailureReason).Msg("workspace/applyEdit was not applied; the suggestion stays live")
 			return nil
 		}

@@ -3,6 +3,7 @@ package lspside
 import (
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
@@ -40,9 +41,13 @@ type live struct {
 	spans []translate.Span
 	repl  *translate.Replacement
 
-	title string    // how a code action names it
-	jump  *location // a jump's target
-	after *location // where the cursor goes after accepting an edit
+	title string // how a code action names it (label)
+	// makeTitle makes the title on first use, for an edit: most suggestions are shown as ghost
+	// text and never named, and naming one reads its text.
+	makeTitle func() string
+	titled    sync.Once
+	jump      *location // a jump's target
+	after     *location // where the cursor goes after accepting an edit
 	// applied: the documents now read as the suggestion proposed; the accept command follows.
 	applied bool
 	// What the user has typed into each file edit (nil until the file changes); the tracker's.
@@ -52,6 +57,16 @@ type live struct {
 // present turns one suggestion into a live record, or says why it cannot be shown anywhere. It
 // reads the documents the suggestion refers to: open buffers first, then disk, inside the
 // workspace only.
+// label is the suggestion's title: how a code action or a question names it.
+func (l *live) label() string {
+	l.titled.Do(func() {
+		if l.makeTitle != nil {
+			l.title = l.makeTitle()
+		}
+	})
+	return l.title
+}
+
 func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor int, sg acpside.Suggestion) (*live, error) {
 	if sg.Problem != "" {
 		return nil, fmt.Errorf("%s", sg.Problem)
@@ -76,7 +91,7 @@ func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor
 		if t.uri != base.URI {
 			file = filepath.Base(uriPath(t.uri))
 		}
-		l.title = translate.SpansTitle(t.mapper, spans, file)
+		l.makeTitle = func() string { return translate.SpansTitle(t.mapper, spans, file) }
 		if t.uri == base.URI {
 			l.spans, l.repl = spans, &merged
 		}
