@@ -58,7 +58,7 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 	s.requestAt(jsonrpc2.DetachContext(ctx), snap, start)
 	documentChanges := s.clientSupports(func(c clientCaps) bool { return c.documentChanges })
 	rctx, done := s.track(req.ID())
-	jsonrpc2.Async(ctx)
+	s.releaseReader(ctx)
 	defer done()
 
 	lives := s.sugs.forDocument(snap.URI, snap.Version)

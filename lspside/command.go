@@ -24,7 +24,7 @@ func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any
 	}
 	// Commands call back into the editor (showDocument, applyEdit): release the read loop first.
 	rctx, done := s.track(req.ID())
-	jsonrpc2.Async(ctx)
+	s.releaseReader(ctx)
 	defer done()
 	switch p.Command {
 	case CommandAccept:

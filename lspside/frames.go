@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -44,17 +45,22 @@ type editorStream struct {
 	in              *bufio.Reader
 	limit           int
 	buf             []byte
+	// fresh is set when a new goroutine takes over the reading (Server.releaseReader): its first
+	// read grows its stack for the request it will run.
+	fresh atomic.Bool
 }
 
 func newEditorStream(in io.Reader, out io.Writer, limit int) *editorStream {
 	if limit <= 0 {
 		limit = DefaultMaxEditorMessageBytes
 	}
-	return &editorStream{
+	s := &editorStream{
 		Stream: jsonrpc2.NewStream(readWriteCloser{in, out}),
 		in:     bufio.NewReaderSize(in, maxHeaderLine),
 		limit:  limit,
 	}
+	s.fresh.Store(true) // the first reader
+	return s
 }
 
 // Read reads one frame and decodes its message. A body that is not a JSON-RPC message is the
@@ -63,6 +69,9 @@ func newEditorStream(in io.Reader, out io.Writer, limit int) *editorStream {
 func (s *editorStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
+	}
+	if s.fresh.Swap(false) {
+		growStack()
 	}
 	length, header, err := s.readHeader()
 	if err != nil {

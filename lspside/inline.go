@@ -89,7 +89,7 @@ func (s *Server) suggestionsAt(ctx context.Context, req *jsonrpc2.Request, skip 
 		return pr, nil, true, nil
 	}
 	rctx, done := s.track(req.ID())
-	jsonrpc2.Async(ctx)
+	s.releaseReader(ctx)
 	defer done()
 	lives, err = s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: cursor, trigger: trigger(p), explicit: trigger(p) == acp.UnstableNesTriggerKindManual})
 	return pr, lives, false, err

@@ -131,11 +131,12 @@ const (
 
 // Server is one editor connection.
 type Server struct {
-	cfg  Config
-	log  zerolog.Logger
-	conn jsonrpc2.Conn
-	docs *document.Store
-	sugs *tracker
+	cfg    Config
+	log    zerolog.Logger
+	conn   jsonrpc2.Conn
+	stream *editorStream // the editor's messages (releaseReader marks a new reader)
+	docs   *document.Store
+	sugs   *tracker
 	// ed records what the user does (focus, edits, cursor moves, diagnostics) for the context of
 	// nes/suggest and the agent's editor-state questions.
 	ed *editorstate.State
@@ -225,8 +226,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	if cfg.started != nil {
 		cfg.started(s)
 	}
-	stream := &tolerantStream{Stream: newEditorStream(in, out, cfg.MaxEditorMessageBytes), log: cfg.Log}
-	s.conn = jsonrpc2.NewConn(stream)
+	s.stream = newEditorStream(in, out, cfg.MaxEditorMessageBytes)
+	s.conn = jsonrpc2.NewConn(&tolerantStream{Stream: s.stream, log: cfg.Log})
 	s.conn.Go(ctx, s.handle)
 	select {
 	case <-s.exited:
@@ -303,7 +304,6 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		s.notification(jsonrpc2.DetachContext(ctx), method, json.RawMessage(req.Params()))
 		return nil, nil
 	}
-	growStack()
 	state := serverState(s.life.Load())
 	switch {
 	case method == "initialize":
@@ -414,13 +414,19 @@ func (s *Server) showMessage(ctx context.Context, typ protocol.MessageType, msg 
 // the agent's decoded answer.
 const requestStack = 56 << 10
 
-// growStack makes the goroutine's stack large enough for a request in one step. Every request
-// that releases the read loop (jsonrpc2.Async) leaves the reading to a new goroutine, and the next
-// request runs on it: its stack starts small and, grown a few kilobytes at a time by the JSON
-// decoders' deep calls, was copied three or four times per request (an eighth of the bridge's CPU
-// in the end-to-end benchmark, each copy walking every frame). One frame this large grows it once,
-// while it is still nearly empty; on a goroutine whose stack is already large it costs the
-// clearing of the array.
+// releaseReader frees the read loop for the rest of a request that waits (jsonrpc2.Async): a new
+// goroutine takes over the reading, and the editor's next request runs on it. Its stack starts
+// small and, grown a few kilobytes at a time by the deep calls of the JSON codecs, was copied three
+// or four times per request, each copy walking every frame, on the way of the answer. The new
+// reader grows it in one step instead (growStack), as it starts, while this request waits for the
+// agent.
+func (s *Server) releaseReader(ctx context.Context) {
+	s.stream.fresh.Store(true)
+	jsonrpc2.Async(ctx)
+}
+
+// growStack makes the goroutine's stack large enough for a request in one step: one frame this
+// large grows it once, while it is still nearly empty.
 //
 //go:noinline
 func growStack() {
