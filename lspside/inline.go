@@ -33,9 +33,12 @@ type positionParams struct {
 // snapshotAt decodes position params and takes the document's snapshot and the position's offset,
 // in order, before the request runs.
 func (s *Server) snapshotAt(method string, raw json.RawMessage) (positionParams, *document.Snapshot, int, error) {
-	var p positionParams
-	if err := jsonv2.Unmarshal(raw, &p, acpside.LenientJSON); err != nil {
-		return p, nil, 0, invalidParams("%s: %v", method, err)
+	p, ok := decodePositionParams(raw)
+	if !ok {
+		p = positionParams{}
+		if err := jsonv2.Unmarshal(raw, &p, acpside.LenientJSON); err != nil {
+			return p, nil, 0, invalidParams("%s: %v", method, err)
+		}
 	}
 	snap, ok := s.docs.Get(p.TextDocument.URI)
 	if !ok {
@@ -119,12 +122,12 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 	}
 	pr, lives, skipped, err := s.suggestionsAt(ctx, req, typedThrough)
 	if skipped {
-		return result(protocol.InlineCompletionList{Items: append([]protocol.InlineCompletionItem{}, through...)})
+		return inlineResult(through)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return result(protocol.InlineCompletionList{Items: s.inlineItems(lives, pr.snap, pr.cursor, editor, false)})
+	return inlineResult(s.inlineItems(lives, pr.snap, pr.cursor, editor, false))
 }
 
 // inlineItems are the inline completion items of lives at cursor in snap, in their order: the edits

@@ -4,10 +4,10 @@
 package translate
 
 import (
-	"encoding/json"
 	"fmt"
 
 	acp "github.com/coder/acp-go-sdk"
+	"github.com/go-json-experiment/json/jsontext"
 	"go.lsp.dev/protocol"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
@@ -126,7 +126,7 @@ func ReplacementToInlineItem(m *encoding.Mapper, r Replacement, editor encoding.
 		return protocol.InlineCompletionItem{}, err
 	}
 	lr := RangeToLSP(rng)
-	arg, _ := json.Marshal(id)
+	arg, _ := jsontext.AppendQuote(nil, id)
 	return protocol.InlineCompletionItem{
 		InsertText: protocol.String(r.Text),
 		Range:      &lr,
