@@ -52,10 +52,12 @@ type outQueue struct {
 	dropped  int // full texts replaced by a newer one before they were written
 	done     chan struct{}
 	// eager counts the pending frames that are not lazy; flush is set once a lazy frame has
-	// waited lazyWait (lazyTimer, while one is armed).
+	// waited lazyWait (lazyTimer, while lazyArmed). The one timer is kept and re-armed: nearly
+	// every answer leaves a lazy frame behind it.
 	eager     int
 	flush     bool
 	lazyTimer *time.Timer
+	lazyArmed bool
 }
 
 type outFrame struct {
@@ -76,6 +78,8 @@ func newOutQueue(w io.WriteCloser, stuckAfter time.Duration, onStuck func(string
 		stuckAfter = DefaultStuckAfter
 	}
 	q := &outQueue{w: w, stuckAfter: stuckAfter, onStuck: onStuck, wake: make(chan struct{}), done: make(chan struct{})}
+	q.lazyTimer = time.AfterFunc(time.Hour, q.flushLazy)
+	q.lazyTimer.Stop()
 	go q.run()
 	go q.watch()
 	return q
@@ -149,8 +153,9 @@ func (q *outQueue) enqueue(f *outFrame) (int, error) {
 		q.eager++
 		close(q.wake)
 		q.wake = make(chan struct{})
-	case q.lazyTimer == nil:
-		q.lazyTimer = time.AfterFunc(lazyWait, q.flushLazy)
+	case !q.lazyArmed:
+		q.lazyArmed = true
+		q.lazyTimer.Reset(lazyWait)
 	}
 	q.mu.Unlock()
 	if over {
@@ -226,9 +231,9 @@ func (q *outQueue) run() {
 		q.frames = q.frames[n:]
 		if q.eager == 0 && len(q.frames) == 0 {
 			q.flush = false
-			if q.lazyTimer != nil {
+			if q.lazyArmed {
 				q.lazyTimer.Stop()
-				q.lazyTimer = nil
+				q.lazyArmed = false
 			}
 		}
 		q.writing, q.progress = true, time.Now()
@@ -253,7 +258,7 @@ func (q *outQueue) run() {
 // flushLazy lets the lazy frames go: they have waited lazyWait.
 func (q *outQueue) flushLazy() {
 	q.mu.Lock()
-	q.lazyTimer = nil
+	q.lazyArmed = false
 	if !q.closed && len(q.frames) > 0 {
 		q.flush = true
 		close(q.wake)
@@ -303,6 +308,7 @@ func (q *outQueue) watch() {
 // the writer to stop.
 func (q *outQueue) Close() error {
 	q.mu.Lock()
+	q.lazyTimer.Stop()
 	already := q.closed
 	q.closed, q.frames = true, nil
 	close(q.wake)
