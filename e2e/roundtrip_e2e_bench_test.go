@@ -150,6 +150,7 @@ func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	b.ReportMetric(floor, "floor-p50-µs")
 	b.ReportMetric(added/max(floor, 1), "added/floor")
 	b.ReportMetric(pct(br, 0.99)-pct(di, 0.99), "added-p99-µs")
+	b.ReportMetric(pct(re, 0.99)-pct(di, 0.99), "floor-p99-µs")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(rounds), "cpu-µs/req")
 	b.ReportMetric(float64(relayCPU.Microseconds())/float64(rounds), "relay-cpu-µs/req")
 	b.ReportMetric(float64(sw)/float64(rounds), "switches/req")
