@@ -83,7 +83,9 @@ func decodePositionParams(raw []byte) (p positionParams, ok bool) {
 	ok = readObject(dec, func(name string) bool {
 		switch {
 		case nameIs(name, "textDocument"):
-			p.TextDocument.URI, p.TextDocument.Version = "", nil // null leaves it empty
+			if dec.PeekKind() == 'n' { // null empties it; an object merges into it
+				p.TextDocument.URI, p.TextDocument.Version = "", nil
+			}
 			return readObject(dec, func(name string) bool {
 				switch {
 				case nameIs(name, "uri"):
@@ -96,7 +98,9 @@ func decodePositionParams(raw []byte) (p positionParams, ok bool) {
 				return dec.SkipValue() == nil
 			})
 		case nameIs(name, "position"):
-			p.Position = lspPosition{}
+			if dec.PeekKind() == 'n' {
+				p.Position = lspPosition{}
+			}
 			return readObject(dec, func(name string) bool {
 				switch {
 				case nameIs(name, "line"):

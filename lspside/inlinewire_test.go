@@ -68,6 +68,7 @@ var positionParamsSeeds = []string{
 	`{"textDocument":{"uri":"a","uri":null},"position":{"line":3,"line":null},"context":{"triggerKind":1},"context":{"triggerKind":null}}`,
 	`{"textDocumentx":{"uri":"a"},"positio":{"line":3},"K":1}`,
 	`{"textDocument":{"uri":"a"},"po\u017fition":{"line":3},"context":{"trigger\u212aind":1}}`,
+	`{"textDocument":{"uri":"a"},"textdocument":{"version":3},"position":{"line":3},"Position":{"character":4}}`,
 }
 
 // FuzzPositionParams: the hand-written reading of a position request's params, where it takes
@@ -96,7 +97,7 @@ func FuzzPositionParams(f *testing.F) {
 func TestPositionParamsReadByHand(t *testing.T) {
 	for i, s := range positionParamsSeeds {
 		_, ok := decodePositionParams([]byte(s))
-		if want := i <= 3 || i == 10 || (i >= 13 && i <= 16); ok != want {
+		if want := i <= 3 || i == 10 || (i >= 13 && i <= 16) || i == 18; ok != want {
 			t.Errorf("seed %d: read by hand %v, want %v: %s", i, ok, want, s)
 		}
 	}
