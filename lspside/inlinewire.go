@@ -48,7 +48,8 @@ func inlineResult(items []protocol.InlineCompletionItem) (any, error) {
 					if j > 0 {
 						b = append(b, ',')
 					}
-					if !a.IsValid() {
+					if bytes.ContainsAny(a, " \t\r\n") || !a.IsValid() {
+						// Not compact, or not JSON: the encoder's to write (it compacts).
 						return result(protocol.InlineCompletionList{Items: items})
 					}
 					b = append(b, a...)

@@ -29,10 +29,11 @@ func TestInlineResultIsWhatTheProtocolPackageWrites(t *testing.T) {
 			{InsertText: protocol.String("a \"quoted\" \\ <tag> & \t é 中 \u2028 😀"), Range: rng(0, 0, 0, 3), Command: accept},
 			{InsertText: protocol.String(""), Range: rng(4294967295, 1, 2, 3)},
 		},
-		"no range, no command":   {{InsertText: protocol.String("x")}},
-		"several arguments":      {{InsertText: protocol.String("x"), Command: protocol.Command{Title: "t", Command: "c", Arguments: []protocol.LSPAny{jsontext.Value(`1`), jsontext.Value(`{"a":[true,null]}`)}}}},
-		"a snippet (protocol)":   {{InsertText: &protocol.StringValue{Kind: "snippet", Value: "${1:x}"}, Range: rng(0, 0, 0, 0)}},
-		"filter text (protocol)": {{InsertText: protocol.String("x"), FilterText: &filter}},
+		"no range, no command":             {{InsertText: protocol.String("x")}},
+		"several arguments":                {{InsertText: protocol.String("x"), Command: protocol.Command{Title: "t", Command: "c", Arguments: []protocol.LSPAny{jsontext.Value(`1`), jsontext.Value(`{"a":[true,null]}`)}}}},
+		"arguments not compact (protocol)": {{InsertText: protocol.String("x"), Command: protocol.Command{Title: "t", Command: "c", Arguments: []protocol.LSPAny{jsontext.Value(`{ "a" : [ 1 ] }`)}}}},
+		"a snippet (protocol)":             {{InsertText: &protocol.StringValue{Kind: "snippet", Value: "${1:x}"}, Range: rng(0, 0, 0, 0)}},
+		"filter text (protocol)":           {{InsertText: protocol.String("x"), FilterText: &filter}},
 	}
 	for name, items := range cases {
 		got, err := inlineResult(items)
