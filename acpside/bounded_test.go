@@ -55,8 +55,8 @@ func TestAbandonedRequestAnsweredLateStillEnds(t *testing.T) {
 	}
 	var sdk bytes.Buffer
 	// The oldest ones are forgotten: their answers go to the SDK, which drops them.
-	tap.incoming([]byte(`{"jsonrpc":"2.0","id":`+ids[0]+`,"result":{"suggestions":[{"id":"old"}]}}`), &sdk)
-	tap.incoming([]byte(`{"jsonrpc":"2.0","id":`+ids[len(ids)-1]+`,"result":{"suggestions":[{"id":"new"}]}}`), &sdk)
+	tap.incoming([]byte(`{"jsonrpc":"2.0","id":`+ids[0]+`,"result":{"suggestions":[{"id":"old"}]}}`), &sdk, false)
+	tap.incoming([]byte(`{"jsonrpc":"2.0","id":`+ids[len(ids)-1]+`,"result":{"suggestions":[{"id":"new"}]}}`), &sdk, false)
 	if len(late) != 1 || !strings.Contains(string(late[0]), `"new"`) {
 		t.Errorf("late answers %q, want the newest request's", late)
 	}
@@ -117,5 +117,31 @@ func TestFaultLogKindsBounded(t *testing.T) {
 	// The named ones, then "*" for each of the two faults with a method, and the one without.
 	if want := maxFaultKinds + 3; kinds > want || order != kinds {
 		t.Errorf("%d kinds kept (%d in order) after 20000 distinct methods, want at most %d", kinds, order, want)
+	}
+}
+
+// TestLongAnswersHandedOverWhole: an answer longer than the pump's reader holds is handed to its
+// request without a copy, and the pump's next lines never write over it.
+func TestLongAnswersHandedOverWhole(t *testing.T) {
+	tap := newWireTap(zerolog.Nop(), nil)
+	first, second := make(chan []byte, 1), make(chan []byte, 1)
+	tap.own(`"nes-1"`, first)
+	tap.own(`"nes-2"`, second)
+	answer := func(id, fill string) string {
+		return `{"jsonrpc":"2.0","id":"` + id + `","result":{"suggestions":[{"kind":"edit","id":"` + id + `","uri":"file:///a","edits":[],"pad":"` + strings.Repeat(fill, 200<<10) + `"}]}}`
+	}
+	a1, a2 := answer("nes-1", "a"), answer("nes-2", "b")
+	agent, sdk := io.Pipe()
+	go func() {
+		_, _ = io.WriteString(sdk, a1+"\n"+a2+"\n")
+		_ = sdk.Close()
+	}()
+	toSDK, discard := io.Pipe()
+	go func() { _, _ = io.Copy(io.Discard, toSDK) }()
+	go tap.pump(agent, discard)
+	got1, got2 := <-first, <-second
+	<-tap.done
+	if string(got1) != a1 || string(got2) != a2 {
+		t.Errorf("answers changed on their way: first %d bytes (intact %v), second %d bytes (intact %v)", len(got1), string(got1) == a1, len(got2), string(got2) == a2)
 	}
 }

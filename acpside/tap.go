@@ -199,7 +199,11 @@ func (t *wireTap) pump(r io.Reader, w *io.PipeWriter) {
 			t.dropLong(n, longID, longStart, w)
 			long, longBytes, longID, longStart = false, 0, "", ""
 		} else if len(line) > 0 {
-			t.incoming(bytes.TrimRight(line, "\r\n"), w)
+			// A line gathered in buf is handed over whole when it is kept (an answer to one of
+			// the bridge's own requests): buf starts anew rather than being copied.
+			if t.incoming(bytes.TrimRight(line, "\r\n"), w, len(buf) > 0) {
+				buf = nil
+			}
 		}
 		if cap(buf) > keepLineBuffer {
 			buf = nil
@@ -262,9 +266,13 @@ func checkID(raw json.RawMessage) error {
 
 const cancelRequest = "$/cancel_request"
 
-func (t *wireTap) incoming(line []byte, w io.Writer) {
+// incoming takes one line from the agent: it passes it to the SDK, or to the request of the
+// bridge's own that it answers, or drops it with a fault. owned says line is the caller's to give
+// away; kept reports that the line was kept (an answer handed over), so the caller must not reuse
+// it.
+func (t *wireTap) incoming(line []byte, w io.Writer, owned bool) (kept bool) {
 	if len(bytes.TrimSpace(line)) == 0 {
-		return
+		return false
 	}
 	if t.trace != nil {
 		t.trace("agent→bridge", line)
@@ -288,7 +296,7 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 		t.faults.noteLine(zerolog.WarnLevel, FaultNotJSON, "", preview(line), "agent wrote a line that is not JSON; ignored", func(e *zerolog.Event) *zerolog.Event {
 			return e.Str("line", preview(line))
 		})
-		return
+		return false
 	}
 	if err != nil {
 		// Never the line itself: it may carry document text. An answer the SDK cannot read
@@ -302,23 +310,22 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 			return e
 		})
 		if id != "" {
-			t.answer(id, errorAnswer(id, "the agent's answer is not a valid JSON-RPC response: "+err.Error()), w)
+			t.answer(id, errorAnswer(id, "the agent's answer is not a valid JSON-RPC response: "+err.Error()), w, true)
 		}
-		return
+		return false
 	}
 	method := env.method()
 	switch {
 	case env.Method == nil:
-		t.answer(string(bytes.TrimSpace(*env.ID)), line, w)
-		return
+		return t.answer(string(bytes.TrimSpace(*env.ID)), line, w, owned)
 	case env.ID != nil && method == "":
 		// The SDK would take it for an answer and drop it: the agent would wait for ever.
 		t.refuse(json.RawMessage(*env.ID), "", "the request has an empty method")
-		return
+		return false
 	case env.ID != nil && (method == cancelRequest || t.notifications[method]):
 		// The SDK would run it as a notification and answer null.
 		t.refuse(json.RawMessage(*env.ID), method, method+" is a notification, not a request")
-		return
+		return false
 	case env.ID == nil && method != cancelRequest && !t.notifications[method]:
 		// The SDK would log an error for each; ACP asks to ignore unknown extension notifications
 		// ("_" methods), so those are logged at debug level.
@@ -327,12 +334,13 @@ func (t *wireTap) incoming(line []byte, w io.Writer) {
 			level = zerolog.DebugLevel
 		}
 		t.faults.note(level, FaultUnknownNotification, method, "the agent sent a notification the bridge does not take; ignored", nil)
-		return
+		return false
 	}
 	if !utf8.Valid(line) {
 		t.faults.note(zerolog.WarnLevel, FaultInvalidUTF8, method, "the agent sent a message that is not valid UTF-8; each bad byte reads as U+FFFD", nil)
 	}
 	_, _ = w.Write(append(line, '\n'))
+	return false
 }
 
 // refuse answers a request that is not one the bridge can take, in the SDK's place: -32600
@@ -355,9 +363,10 @@ func (t *wireTap) refuse(id json.RawMessage, method, why string) {
 // errNotJSON is a line that is not JSON at all.
 var errNotJSON = errors.New("not JSON")
 
-// answer passes the answer to request id on to the SDK, or, when the request was abandoned, its
-// result to late.
-func (t *wireTap) answer(id string, line []byte, w io.Writer) {
+// answer passes the answer to request id on: to the bridge's own request that waits for it, or,
+// when the request was abandoned, to late, or else to the SDK. kept is set when line went to one
+// of the first two, as is when owned (the caller's to give away), else copied.
+func (t *wireTap) answer(id string, line []byte, w io.Writer, owned bool) (kept bool) {
 	t.mu.Lock()
 	abandoned, ok := t.tracked[id]
 	mine := t.mine[id]
@@ -369,17 +378,21 @@ func (t *wireTap) answer(id string, line []byte, w io.Writer) {
 		}
 	}
 	t.mu.Unlock()
+	if !owned && (ok && abandoned || mine != nil) {
+		line = bytes.Clone(line) // the pump reuses its buffer
+	}
 	if ok && abandoned {
 		if t.late != nil { // rare: the bridge gave up on it
-			t.late(bytes.Clone(line))
+			t.late(line)
 		}
-		return
+		return true
 	}
 	if mine != nil {
-		mine <- bytes.Clone(line) // the pump reuses its buffer
-		return
+		mine <- line
+		return true
 	}
 	_, _ = w.Write(append(line, '\n'))
+	return false
 }
 
 // dropLong drops a line of n bytes, longer than maxLine. When it was an answer, its request ends
@@ -396,7 +409,7 @@ func (t *wireTap) dropLong(n int, id, start string, w io.Writer) {
 		return e
 	})
 	if id != "" {
-		t.answer(id, errorAnswer(id, fmt.Sprintf("the agent's answer was %d bytes, longer than the bridge reads (8 MiB)", n)), w)
+		t.answer(id, errorAnswer(id, fmt.Sprintf("the agent's answer was %d bytes, longer than the bridge reads (8 MiB)", n)), w, true)
 	}
 }
 
