@@ -33,7 +33,7 @@ func TestAbandonedRequestsAreBounded(t *testing.T) {
 		}
 	}
 	a.tap.mu.Lock()
-	tracked, abandoned := len(a.tap.tracked), len(a.tap.abandoned)
+	tracked, abandoned := len(a.tap.pending), len(a.tap.abandoned)
 	a.tap.mu.Unlock()
 	if tracked > maxAbandoned || abandoned > maxAbandoned {
 		t.Errorf("after %d abandoned requests the tap tracks %d ids and lists %d, want at most %d", n, tracked, abandoned, maxAbandoned)

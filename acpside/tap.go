@@ -46,11 +46,10 @@ type wireTap struct {
 	notifications map[string]bool
 	done          chan struct{} // closed when pump has ended
 
-	mu      sync.Mutex
-	tracked map[string]bool // nes/suggest ids awaiting an answer; true once abandoned
-	// mine are the bridge's own requests (Agent.Suggest), by id as on the wire: their answers go
-	// to these channels, not to the SDK.
-	mine     map[string]chan<- []byte
+	mu sync.Mutex
+	// pending are the bridge's own requests (Agent.Suggest) awaiting an answer, by id as on the
+	// wire: their answers go to the request, not to the SDK.
+	pending  map[string]*pendingRequest
 	answered map[string]bool // answered before they were abandoned
 	// abandoned lists the ids abandon marked, oldest first, at most maxAbandoned (some may have
 	// been answered since).
@@ -65,8 +64,15 @@ type wireTap struct {
 func newWireTap(log zerolog.Logger, late func(raw []byte)) *wireTap {
 	return &wireTap{
 		log: log, faults: newFaultLog(log), notifications: map[string]bool{}, done: make(chan struct{}),
-		tracked: map[string]bool{}, answered: map[string]bool{}, mine: map[string]chan<- []byte{}, late: late,
+		pending: map[string]*pendingRequest{}, answered: map[string]bool{}, late: late,
 	}
+}
+
+// pendingRequest is a request of the bridge's own awaiting its answer: the answer goes to answer,
+// or, once the request is abandoned, to the tap's late.
+type pendingRequest struct {
+	answer    chan<- []byte
+	abandoned bool
 }
 
 // tapWriter sees every message the SDK writes to the agent (one Write per message).
@@ -86,8 +92,7 @@ func (tw tapWriter) Write(p []byte) (int, error) {
 // buffered channel), unless it is abandoned first.
 func (t *wireTap) own(id string, answer chan<- []byte) {
 	t.mu.Lock()
-	t.tracked[id] = false
-	t.mine[id] = answer
+	t.pending[id] = &pendingRequest{answer: answer}
 	t.mu.Unlock()
 }
 
@@ -128,8 +133,8 @@ func envelopeHead(p []byte) (id, method string) {
 	return id, method
 }
 
-// abandon marks a tracked request as given up. It reports whether its answer was already passed
-// to the SDK (then the caller still receives it and must end its ids itself).
+// abandon marks a pending request as given up. It reports whether its answer was already handed
+// to the request (then the caller still receives it and must end its ids itself).
 func (t *wireTap) abandon(id string) (answered bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -137,14 +142,13 @@ func (t *wireTap) abandon(id string) (answered bool) {
 		delete(t.answered, id)
 		return true
 	}
-	if _, ok := t.tracked[id]; ok {
-		t.tracked[id] = true
+	if p, ok := t.pending[id]; ok {
+		p.abandoned = true
 		t.abandoned = append(t.abandoned, id)
 		if n := len(t.abandoned) - maxAbandoned; n > 0 {
 			for _, old := range t.abandoned[:n] {
-				if t.tracked[old] {
-					delete(t.tracked, old)
-					delete(t.mine, old)
+				if p := t.pending[old]; p != nil && p.abandoned {
+					delete(t.pending, old)
 				}
 			}
 			t.abandoned = append(t.abandoned[:0], t.abandoned[n:]...)
@@ -156,9 +160,8 @@ func (t *wireTap) abandon(id string) (answered bool) {
 // forget stops tracking a request whose answer the caller received.
 func (t *wireTap) forget(id string) {
 	t.mu.Lock()
-	delete(t.tracked, id)
+	delete(t.pending, id)
 	delete(t.answered, id)
-	delete(t.mine, id)
 	t.mu.Unlock()
 }
 
@@ -368,31 +371,29 @@ var errNotJSON = errors.New("not JSON")
 // of the first two, as is when owned (the caller's to give away), else copied.
 func (t *wireTap) answer(id string, line []byte, w io.Writer, owned bool) (kept bool) {
 	t.mu.Lock()
-	abandoned, ok := t.tracked[id]
-	mine := t.mine[id]
-	delete(t.mine, id)
+	p, ok := t.pending[id]
 	if ok {
-		delete(t.tracked, id)
-		if !abandoned {
+		delete(t.pending, id)
+		if !p.abandoned {
 			t.answered[id] = true
 		}
 	}
 	t.mu.Unlock()
-	if !owned && (ok && abandoned || mine != nil) {
+	if !ok {
+		_, _ = w.Write(append(line, '\n'))
+		return false
+	}
+	if !owned {
 		line = bytes.Clone(line) // the pump reuses its buffer
 	}
-	if ok && abandoned {
+	if p.abandoned {
 		if t.late != nil { // rare: the bridge gave up on it
 			t.late(line)
 		}
 		return true
 	}
-	if mine != nil {
-		mine <- line
-		return true
-	}
-	_, _ = w.Write(append(line, '\n'))
-	return false
+	p.answer <- line
+	return true
 }
 
 // dropLong drops a line of n bytes, longer than maxLine. When it was an answer, its request ends
