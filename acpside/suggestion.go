@@ -46,16 +46,23 @@ func DecodeSuggestions(raw json.RawMessage) ([]Suggestion, error) {
 // decodeEach decodes each suggestion of an answer.
 func decodeEach(raws []jsontext.Value) []Suggestion {
 	out := make([]Suggestion, 0, len(raws))
-	seen := map[string]bool{}
 	for _, r := range raws {
-		s := decodeSuggestion(r)
+		out = append(out, decodeSuggestion(r))
+	}
+	dropRepeatedIDs(out)
+	return out
+}
+
+// dropRepeatedIDs replaces each suggestion whose id an earlier one of the same answer has with one
+// that says so: an id names one suggestion.
+func dropRepeatedIDs(sugs []Suggestion) {
+	seen := make(map[string]bool, len(sugs))
+	for i, s := range sugs {
 		if s.ID != "" && seen[s.ID] {
-			s = Suggestion{Kind: s.Kind, Problem: fmt.Sprintf("the id %q appears earlier in the same answer; this suggestion is dropped", s.ID)}
+			sugs[i] = Suggestion{Kind: s.Kind, Problem: fmt.Sprintf("the id %q appears earlier in the same answer; this suggestion is dropped", s.ID)}
 		}
 		seen[s.ID] = true
-		out = append(out, s)
 	}
-	return out
 }
 
 func decodeSuggestion(r jsontext.Value) Suggestion {
@@ -232,7 +239,6 @@ func (a *answerWire) suggestions() ([]Suggestion, bool) {
 		return nil, false
 	}
 	out := make([]Suggestion, 0, len(a.Result.Suggestions))
-	seen := make(map[string]bool, len(a.Result.Suggestions))
 	for i := range a.Result.Suggestions {
 		w := &a.Result.Suggestions[i]
 		raw := w.ID
@@ -257,12 +263,9 @@ func (a *answerWire) suggestions() ([]Suggestion, bool) {
 		default:
 			return nil, false
 		}
-		if seen[id] {
-			s = Suggestion{Kind: s.Kind, Problem: fmt.Sprintf("the id %q appears earlier in the same answer; this suggestion is dropped", id)}
-		}
-		seen[id] = true
 		out = append(out, s)
 	}
+	dropRepeatedIDs(out)
 	return out, true
 }
 
