@@ -621,8 +621,8 @@ func (a *Agent) suggestionKey() string {
 // notifyOwn sends the end of a suggestion (params encoded), a notification of the bridge's own:
 // these come with nearly every answer, so they are written as Suggest writes its requests (the
 // SDK's way costs more), and lazily: with the next message to the agent, or at most lazyWait
-// later. (To an agent asked through prompts, they go to the in-process agent in front, through
-// the SDK.)
+// later. Accept and Reject send them to an agent asked through prompts through the SDK instead,
+// to the in-process agent in front.
 func (a *Agent) notifyOwn(method string, params []byte) error {
 	if err := a.sendEncoded("", method, params, true); err != nil {
 		return fmt.Errorf("%s: %w", method, err)

@@ -41,7 +41,7 @@ type live struct {
 	spans []translate.Span
 	repl  *translate.Replacement
 
-	title string // how a code action names it (label)
+	title string // how a code action names it (read it with label)
 	// makeTitle makes the title on first use, for an edit: most suggestions are shown as ghost
 	// text and never named, and naming one reads its text.
 	makeTitle func() string
@@ -54,9 +54,6 @@ type live struct {
 	progress []*progress
 }
 
-// present turns one suggestion into a live record, or says why it cannot be shown anywhere. It
-// reads the documents the suggestion refers to: open buffers first, then disk, inside the
-// workspace only.
 // label is the suggestion's title: how a code action or a question names it.
 func (l *live) label() string {
 	l.titled.Do(func() {
@@ -67,6 +64,9 @@ func (l *live) label() string {
 	return l.title
 }
 
+// present turns one suggestion into a live record, or says why it cannot be shown anywhere. It
+// reads the documents the suggestion refers to: open buffers first, then disk, inside the
+// workspace only.
 func (s *Server) present(agentEnc encoding.Kind, base *document.Snapshot, cursor int, sg acpside.Suggestion) (*live, error) {
 	if sg.Problem != "" {
 		return nil, fmt.Errorf("%s", sg.Problem)

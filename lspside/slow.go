@@ -35,9 +35,9 @@ func SuggestTimeoutSetting(prompted bool) TimeoutSetting {
 	return TimeoutSetting{Flag: "--suggest-timeout", Key: "suggestTimeout", Lua: "suggest_timeout", Default: DefaultSuggestTimeout}
 }
 
-// RaisedTimeout is the timeout to suggest to a user whose agent took took, or more, where the
-// bridge waits limit: three times limit, at least 30 s, and half as long again as took, in whole
-// seconds.
+// RaisedTimeout is the timeout to suggest to a user whose agent took as long as took (or longer)
+// where the bridge waits limit: three times limit, at least 30 s, and half as long again as took,
+// in whole seconds.
 func RaisedTimeout(limit, took time.Duration) time.Duration {
 	return max(3*limit, 30*time.Second, took*3/2).Round(time.Second)
 }
