@@ -190,11 +190,7 @@ func asciiFold(b []byte, word string) bool {
 		return false
 	}
 	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != word[i] {
+		if lowerASCII(b[i]) != word[i] {
 			return false
 		}
 	}

@@ -76,6 +76,9 @@ func appendLSPPosition(b []byte, p protocol.Position) []byte {
 // does not know skipped. ok is false for anything else, which the generic decoder then reads, and
 // reports as it does.
 func decodePositionParams(raw []byte) (p positionParams, ok bool) {
+	if len(raw) > maxHandParams {
+		return p, false
+	}
 	r := paramsReaders.Get().(*paramsReader)
 	defer paramsReaders.Put(r)
 	r.in.Reset(raw)
@@ -169,6 +172,10 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// maxHandParams bounds the params read by hand: a position request's are a few hundred bytes,
+// and a decoder kept between requests keeps the buffer its largest input needed.
+const maxHandParams = 16 << 10
 
 // paramsReader is a decoder over bytes, kept between requests.
 type paramsReader struct {

@@ -3,6 +3,7 @@ package lspside
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -93,9 +94,13 @@ func FuzzPositionParams(f *testing.F) {
 	})
 }
 
-// TestPositionParamsReadByHand: the params editors send are read by hand; the odd ones go to the
-// decoder.
+// TestPositionParamsReadByHand: the params editors send are read by hand; the odd ones, and ones
+// too large for a decoder kept between requests, go to the decoder.
 func TestPositionParamsReadByHand(t *testing.T) {
+	large := `{"textDocument":{"uri":"file:///a"},"position":{"line":1,"character":2},"pad":"` + strings.Repeat("x", maxHandParams) + `"}`
+	if _, ok := decodePositionParams([]byte(large)); ok {
+		t.Errorf("params of %d bytes were read by hand, over the %d bytes bound", len(large), maxHandParams)
+	}
 	for i, s := range positionParamsSeeds {
 		_, ok := decodePositionParams([]byte(s))
 		if want := i <= 3 || i == 10 || (i >= 13 && i <= 16) || i == 18; ok != want {
