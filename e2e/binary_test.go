@@ -585,22 +585,7 @@ func TestDemo(t *testing.T) {
 func TestBinaryTrace(t *testing.T) {
 	_, agent := binaries(t)
 	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
-	b := startBridge(t, "--trace", tracePath, "--", agent)
-	b.InitializeWith(fakeeditor.InitParams{})
-	b.waitMessage("acp-test-agent is ready") // requests before it answer empty, without nes/suggest
-	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///t.go", "languageId": "go", "version": 1, "text": "x"}})
-	if err := b.Call("textDocument/inlineCompletion", map[string]any{
-		"textDocument": map[string]any{"uri": "file:///t.go"}, "position": map[string]any{"line": 0, "character": 1},
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Call("shutdown", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.Notify("exit", nil)
-	if code := b.exitCode(); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
+	askAndExit(t, startBridge(t, "--trace", tracePath, "--", agent), 1)
 	data, err := os.ReadFile(tracePath)
 	if err != nil {
 		t.Fatal(err)
@@ -626,6 +611,68 @@ func TestBinaryTrace(t *testing.T) {
 		if !seen[want] {
 			t.Errorf("the trace has no %q; it has %v", want, seen)
 		}
+	}
+}
+
+// askAndExit is a short session with the test agent: once it is ready, a document and n inline
+// completions asked for by hand (each reaches the agent as nes/suggest), then shutdown and exit,
+// which must end the bridge with 0.
+func askAndExit(t *testing.T, b *bridgeProc, n int) {
+	t.Helper()
+	b.InitializeWith(fakeeditor.InitParams{})
+	b.waitMessage("acp-test-agent is ready") // requests before it answer empty, without nes/suggest
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///t.go", "languageId": "go", "version": 1, "text": "x"}})
+	for range n {
+		if err := b.Call("textDocument/inlineCompletion", map[string]any{
+			"textDocument": map[string]any{"uri": "file:///t.go"}, "position": map[string]any{"line": 0, "character": 1},
+			"context": map[string]any{"triggerKind": 1},
+		}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Call("shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Notify("exit", nil)
+	if code := b.exitCode(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
+// TestBinaryProfileAndExecTrace: --cpu-profile and --exec-trace, the flags for work on the
+// bridge's speed, leave files that Go's tools read, and the execution trace shows the request the
+// editor made.
+func TestBinaryProfileAndExecTrace(t *testing.T) {
+	bridgeBin, agent := binaries(t)
+	dir := t.TempDir()
+	profile, execTrace := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "exec.trace")
+	askAndExit(t, startBridge(t, "--cpu-profile", profile, "--exec-trace", execTrace, "--", agent), 20)
+	// What the files start with: gzip (pprof), and the execution trace's header.
+	for path, magic := range map[string]string{profile: "\x1f\x8b", execTrace: "go 1."} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(data), magic) {
+			t.Errorf("%s starts %q, want %q", filepath.Base(path), preview(data[:min(len(data), 16)]), magic)
+		}
+	}
+	if runtime.GOOS == "windows" {
+		return // Go's tools run on the host, not under Wine: the headers above are what is checked
+	}
+	goTool := func(args ...string) string {
+		out, err := exec.Command("go", append([]string{"tool"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go tool %s: %v\n%s", strings.Join(args, " "), err, preview(out))
+		}
+		return string(out)
+	}
+	if out := goTool("pprof", "-top", bridgeBin, profile); !strings.Contains(out, "Type: cpu") {
+		t.Errorf("go tool pprof -top: %s", preview([]byte(out)))
+	}
+	// The request waited for the agent's answer in the handler of the editor's request.
+	if out := goTool("trace", "-d=parsed", execTrace); !strings.Contains(out, "lspside.(*Server).inlineCompletion") {
+		t.Errorf("the execution trace does not show the editor's request being handled (%d bytes read by go tool trace)", len(out))
 	}
 }
 

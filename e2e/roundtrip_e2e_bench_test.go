@@ -30,11 +30,13 @@ import (
 //     framing (the floor of one extra hop).
 //
 // It reports the medians, the median ratio bridge/direct, the time the bridge and the relay add at
-// the median and their ratio, what the bridge adds at the 99th percentile, the bridge's and the
-// relay's CPU per request (the kernel's accounting of each process, /proc/PID/stat) and the bytes
-// and objects the bridge allocates per request (acp-lsp-bridge/stats before and after). With
-// ACP_LSP_BRIDGE_BENCH_PROFILE=FILE the bridge writes a CPU profile of the run there
-// (--cpu-profile).
+// the median and their ratio, what the bridge and the relay add at the 99th percentile, the
+// bridge's and the relay's CPU and context switches per request (the kernel's accounting of each
+// process's threads, /proc/PID/task/*) and the bytes and objects the bridge allocates per request
+// (acp-lsp-bridge/stats before and after).
+// With ACP_LSP_BRIDGE_BENCH_PROFILE=FILE the bridge writes a CPU profile of the run there
+// (--cpu-profile); with ACP_LSP_BRIDGE_BENCH_TRACE=FILE, a Go execution trace (--exec-trace), which
+// shows where each request's time goes between the goroutines it crosses (go tool trace FILE).
 func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	skipOnWindows(b, "reads the processes' CPU time in /proc")
 	node, modules := sdkPeer(b)
@@ -74,6 +76,9 @@ func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	args := []string{"--", node, script}
 	if prof := os.Getenv("ACP_LSP_BRIDGE_BENCH_PROFILE"); prof != "" {
 		args = append([]string{"--cpu-profile", prof}, args...)
+	}
+	if tr := os.Getenv("ACP_LSP_BRIDGE_BENCH_TRACE"); tr != "" {
+		args = append([]string{"--exec-trace", tr}, args...)
 	}
 	bridge := startRPC(b, true, env, bridgeBin, args...)
 	bridge.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": fileURI(root), "capabilities": map[string]any{

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	exectrace "runtime/trace"
 	"strings"
 	"syscall"
 	"time"
@@ -90,6 +91,7 @@ type config struct {
 	logLevel       string
 	trace          string
 	cpuProfile     string
+	execTrace      string
 	agent          *acpside.Command
 	suggestTimeout time.Duration
 	stuckAfter     time.Duration
@@ -149,19 +151,24 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		defer trace.Close()
 	}
-	if cfg.cpuProfile != "" {
-		f, err := os.Create(cfg.cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
+	// The recordings for work on speed, kept until Run returns.
+	for _, r := range []struct {
+		flag, path string
+		start      func(io.Writer) error
+		stop       func()
+	}{
+		{"--cpu-profile", cfg.cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile},
+		{"--exec-trace", cfg.execTrace, exectrace.Start, exectrace.Stop},
+	} {
+		if r.path == "" {
+			continue
 		}
+		end, err := record(r.path, r.start, r.stop)
 		if err != nil {
-			fmt.Fprintf(stderr, "acp-lsp-bridge: --cpu-profile: %v\n", err)
+			fmt.Fprintf(stderr, "acp-lsp-bridge: %s: %v\n", r.flag, err)
 			return 2
 		}
-		defer func() {
-			pprof.StopCPUProfile()
-			_ = f.Close()
-		}()
+		defer end()
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -169,6 +176,23 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	slog.SetDefault(slog.New(zerolog.NewSlogHandler(log.With().Str("dir", "acp sdk").Logger())))
 	log.Info().Str("version", version).Msg("acp-lsp-bridge starting")
 	return run(ctx, stdin, stdout, cfg, log, trace)
+}
+
+// record starts a recording (a CPU profile, an execution trace) into a new file at path; end stops
+// it and closes the file.
+func record(path string, start func(io.Writer) error, stop func()) (end func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		stop()
+		_ = f.Close()
+	}, nil
 }
 
 func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log zerolog.Logger, trace *wiretrace.Writer) int {
@@ -214,6 +238,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.logFile, "log-file", "", "append logs to this `file` instead of stderr")
 	fs.StringVar(&cfg.cpuProfile, "cpu-profile", "", "write a CPU profile of the bridge to this `file` (Go's pprof format, for `go tool pprof`) until it exits: for work on its speed")
+	fs.StringVar(&cfg.execTrace, "exec-trace", "", "write a Go execution trace of the bridge to this `file` (runtime/trace, for `go tool trace`) until it exits: for work on its speed, it shows each goroutine a request crosses, when it ran and what it waited on; it holds no document text")
 	fs.StringVar(&cfg.trace, "trace", "", "write every message on both wires (editor and agent) to this `file`, one JSON object per line: {time, dir, message}; it contains document text")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log `level`: debug, info, warn or error (debug logs every message's method, never document text)")
 	fs.DurationVar(&cfg.stuckAfter, "agent-stuck-after", acpside.DefaultStuckAfter, "how long the agent may read nothing of what the bridge sends it (`duration`) before the bridge ends it and starts it again with the editor's current text; the editor never waits on the agent meanwhile")
