@@ -31,8 +31,10 @@ var buildOnce struct {
 }
 
 // TestMain removes the binaries the tests built (tens of megabytes a run), and leaves alone the
-// ones ACP_LSP_BRIDGE_E2E_BIN named.
+// ones ACP_LSP_BRIDGE_E2E_BIN named. Started as a small parent (commandWithOwnPeak), the test binary
+// runs its one program instead.
 func TestMain(m *testing.M) {
+	runAsSmallParent()
 	code := m.Run()
 	if buildOnce.dir != "" && os.Getenv("ACP_LSP_BRIDGE_E2E_BIN") == "" {
 		_ = os.RemoveAll(buildOnce.dir)

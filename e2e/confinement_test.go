@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -120,7 +119,7 @@ func TestBinaryEditorInputIsBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "bridge.log")
-			cmd := exec.Command(bridge, "--log-file", logFile)
+			cmd, peak := commandWithOwnPeak(t, bridge, "--log-file", logFile)
 			stdin, err := cmd.StdinPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -153,7 +152,7 @@ func TestBinaryEditorInputIsBounded(t *testing.T) {
 				<-done
 				t.Fatalf("the bridge did not exit; %s", whereItStopped(logFile))
 			}
-			rss := peakRSS(cmd.ProcessState)
+			rss := peak()
 			log, _ := os.ReadFile(logFile)
 			t.Logf("wrote %d KiB before the bridge stopped reading; its peak resident memory: %.1f MB", written>>10, float64(rss)/1e6)
 			if rss > 100e6 {
