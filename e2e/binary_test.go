@@ -662,19 +662,35 @@ func TestBinaryProfileAndExecTrace(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		return // Go's tools run on the host, not under Wine: the headers above are what is checked
 	}
-	goTool := func(args ...string) string {
-		out, err := exec.Command("go", append([]string{"tool"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go tool %s: %v\n%s", strings.Join(args, " "), err, preview(out))
-		}
-		return string(out)
+	out, err := exec.Command("go", "tool", "pprof", "-top", bridgeBin, profile).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Type: cpu") {
+		t.Errorf("go tool pprof -top: %v\n%s", err, preview(out))
 	}
-	if out := goTool("pprof", "-top", bridgeBin, profile); !strings.Contains(out, "Type: cpu") {
-		t.Errorf("go tool pprof -top: %s", preview([]byte(out)))
+	// The request waited for the agent's answer in the handler of the editor's request. The
+	// events are read as go tool trace writes them: they are megabytes, with every stack.
+	cmd := exec.Command("go", "tool", "trace", "-d=parsed", execTrace)
+	events, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The request waited for the agent's answer in the handler of the editor's request.
-	if out := goTool("trace", "-d=parsed", execTrace); !strings.Contains(out, "lspside.(*Server).inlineCompletion") {
-		t.Errorf("the execution trace does not show the editor's request being handled (%d bytes read by go tool trace)", len(out))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(events)
+	sc.Buffer(nil, 1<<20)
+	found, lines := false, 0
+	for !found && sc.Scan() {
+		lines++
+		found = strings.Contains(sc.Text(), "lspside.(*Server).inlineCompletion")
+	}
+	_, _ = io.Copy(io.Discard, events)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go tool trace -d=parsed: %v\n%s", err, preview(stderr.Bytes()))
+	}
+	if !found {
+		t.Errorf("the execution trace does not show the editor's request being handled (%d lines read by go tool trace)", lines)
 	}
 }
 
