@@ -642,8 +642,8 @@ func askAndExit(t *testing.T, b *bridgeProc, n int) {
 }
 
 // TestBinaryProfileAndExecTrace: --cpu-profile and --exec-trace, the flags for work on the
-// bridge's speed, leave files that Go's tools read, and the execution trace shows the request the
-// editor made.
+// bridge's speed, leave files that Go's tools read, and the execution trace shows each request the
+// editor made on its way through the bridge (traceSteps).
 func TestBinaryProfileAndExecTrace(t *testing.T) {
 	bridgeBin, agent := binaries(t)
 	dir := t.TempDir()
@@ -666,31 +666,10 @@ func TestBinaryProfileAndExecTrace(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "Type: cpu") {
 		t.Errorf("go tool pprof -top: %v\n%s", err, preview(out))
 	}
-	// The request waited for the agent's answer in the handler of the editor's request. The
-	// events are read as go tool trace writes them: they are megabytes, with every stack.
-	cmd := exec.Command("go", "tool", "trace", "-d=parsed", execTrace)
-	events, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(events)
-	sc.Buffer(nil, 1<<20)
-	found, lines := false, 0
-	for !found && sc.Scan() {
-		lines++
-		found = strings.Contains(sc.Text(), "lspside.(*Server).inlineCompletion")
-	}
-	_, _ = io.Copy(io.Discard, events)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("go tool trace -d=parsed: %v\n%s", err, preview(stderr.Bytes()))
-	}
-	if !found {
-		t.Errorf("the execution trace does not show the editor's request being handled (%d lines read by go tool trace)", lines)
+	// Each request is seen on its way through the bridge, step by step.
+	steps := traceSteps(t, execTrace)
+	if n := len(steps[stepResultOut]); n != 20 {
+		t.Errorf("the execution trace shows %d requests answered after the agent's answer, want 20:\n%s", n, stepTable(steps))
 	}
 }
 

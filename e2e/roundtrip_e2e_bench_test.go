@@ -35,8 +35,9 @@ import (
 // switches per request (the kernel's accounting of each process's threads, /proc/PID/task/*) and
 // the bytes and objects the bridge allocates per request (acp-lsp-bridge/stats before and after).
 // With ACP_LSP_BRIDGE_BENCH_PROFILE=FILE the bridge writes a CPU profile of the run there
-// (--cpu-profile); with ACP_LSP_BRIDGE_BENCH_TRACE=FILE, a Go execution trace (--exec-trace), which
-// shows where each request's time goes between the goroutines it crosses (go tool trace FILE).
+// (--cpu-profile); with ACP_LSP_BRIDGE_BENCH_TRACE=FILE, a Go execution trace (--exec-trace), and
+// the benchmark then prints the median of each step of a request through the bridge (traceSteps).
+// The trace slows the bridge down: the figures above are not comparable with a run without it.
 func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	skipOnWindows(b, "reads the processes' CPU time in /proc")
 	node, modules := sdkPeer(b)
@@ -170,6 +171,19 @@ func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	b.ReportMetric((s1.AllocBytes-s0.AllocBytes)/float64(rounds), "alloc-B/req")
 	b.ReportMetric((s1.AllocObjects-s0.AllocObjects)/float64(rounds), "allocs/req")
 	b.ReportMetric(float64(rounds), "samples")
+	if tr := os.Getenv("ACP_LSP_BRIDGE_BENCH_TRACE"); tr != "" {
+		// The trace is whole once the bridge has exited.
+		bridge.call("shutdown", nil)
+		bridge.notify("exit", nil)
+		if err := bridge.cmd.Wait(); err != nil {
+			b.Fatalf("the bridge after exit: %v", err)
+		}
+		steps := traceSteps(b, tr)
+		if len(steps[stepResultOut]) < rounds {
+			b.Errorf("the trace shows %d of the %d requests on their way through the bridge: the functions that tell its steps apart (e2e/tracesteps_test.go) may have changed", len(steps[stepResultOut]), rounds)
+		}
+		b.Logf("the bridge's steps of a request, from its execution trace (%s): %s", tr, stepTable(steps))
+	}
 }
 
 // processCPU is the CPU time the process pid has used: the sum of its threads' time on a CPU, in
