@@ -99,9 +99,9 @@ func (q *outQueue) writeOwned(p []byte) error {
 }
 
 // WriteLazy queues a message that need not go at once (the end of a suggestion: nes/reject,
-// nes/accept), and keeps p (the bridge's own, made for it): it goes with the next message, in the same write, or after lazyWait. One write
-// and one wake-up of the writer fewer for nearly every answer, and the agent gets it in the same
-// place among the messages.
+// nes/accept), and keeps p (the bridge's own, made for it): it goes with the next message, in the
+// same write, or after lazyWait. One write and one wake-up of the writer fewer for nearly every
+// answer, and the agent gets it in the same place among the messages.
 func (q *outQueue) WriteLazy(p []byte) error {
 	_, err := q.enqueue(&outFrame{b: p, lazy: true, known: true})
 	return err
