@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +34,10 @@ func runAsSmallParent() {
 	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Should the test kill this parent (a program that does not exit), the program goes with it.
+	// The signal follows the thread that started it, so that thread is kept.
+	runtime.LockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, peakFileEnv+"=") })
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -56,7 +62,7 @@ func commandWithOwnPeak(t *testing.T, name string, args ...string) (cmd *exec.Cm
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := t.TempDir() + "/peak"
+	file := filepath.Join(t.TempDir(), "peak")
 	cmd = exec.Command(self, append([]string{name}, args...)...)
 	cmd.Env = append(os.Environ(), peakFileEnv+"="+file)
 	return cmd, func() int64 {
