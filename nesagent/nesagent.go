@@ -12,6 +12,7 @@ package nesagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -390,7 +391,7 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 		if ctx.Err() != nil {
 			return nil, acp.NewRequestCancelled(nil)
 		}
-		return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
+		return nil, engineError(err)
 	}
 	a.mu.Lock()
 	jumps := a.jumps
@@ -452,6 +453,20 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 		out = append(out, acp.UnstableNesSuggestion{Edit: &edit})
 	}
 	return acp.UnstableSuggestNesResponse{Suggestions: out}, nil
+}
+
+// engineError is the error answer for an engine's failure: its text, bounded and cleaned, and for
+// a failure of the service behind it, the reason and the pause it asked for.
+func engineError(err error) *acp.RequestError {
+	data := map[string]any{"error": ErrorText(err.Error())}
+	var be *BackendError
+	if errors.As(err, &be) && be.Reason != "" {
+		data["reason"] = be.Reason
+		if be.RetryAfter > 0 {
+			data["retryAfterMs"] = be.RetryAfter.Milliseconds()
+		}
+	}
+	return acp.NewInternalError(data)
 }
 
 // newID returns a new suggestion id.

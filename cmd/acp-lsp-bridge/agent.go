@@ -42,8 +42,8 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Usage = func() {}
 	url := fs.String("model-url", "", "base `URL` of the model's server: llama-server, Ollama, vLLM, LM Studio or an OpenAI-compatible API (uses the model engine)")
 	name := fs.String("model", "", "the model's `name` on that server")
-	keyEnv := fs.String("api-key-env", "", "the environment `variable` holding the server's API key (sent as a Bearer token)")
-	timeout := fs.Duration("timeout", model.DefaultTimeout, "how long one request to the model may take")
+	keyEnv := fs.String("api-key-env", "", "the environment `variable` holding the server's API key (sent as a Bearer token, to that server only: no redirect elsewhere is followed, and the key is kept out of every message)")
+	timeout := fs.Duration("timeout", model.DefaultTimeout, "how long one request to the model may take, the check of what serves it included; three in a row past it make the bridge's status slow")
 	format := fs.String("model-format", "auto", "the model's prompt `format`: "+model.FormatNames+" (from the model's name: zeta-2.1/zeta2.1, zeta-2/zeta2, zeta, sweep, instinct; anything else chat); see docs/model-agent.md")
 	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version), openai (llama-server, vLLM, LM Studio, hosted APIs) or ollama; raw formats go to Ollama's /api/generate with raw set")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
@@ -83,7 +83,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	default:
 		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens}
 		if *keyEnv != "" {
-			cfg.APIKey = os.Getenv(*keyEnv)
+			cfg.APIKey, cfg.APIKeyEnv = os.Getenv(*keyEnv), *keyEnv
 			if cfg.APIKey == "" {
 				fmt.Fprintf(stderr, "acp-lsp-bridge agent: --api-key-env %s: the variable is empty or unset\n", *keyEnv)
 				return 2

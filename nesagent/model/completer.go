@@ -104,6 +104,10 @@ func changeSuggestions(req nesagent.Request, changes []Change, log *slog.Logger)
 			}
 			edits = regionEdits(*c.OldText, c.NewText, at)
 		}
+		if why := unfitEdits(edits, t.text); why != "" {
+			log.Info("model: the agent's change left out: "+why, "path", c.Path)
+			continue
+		}
 		t.edits = append(t.edits, edits...)
 	}
 	var out []nesagent.Suggestion
@@ -182,4 +186,18 @@ func sameFile(uri, path string) bool {
 		return strings.EqualFold(a, b)
 	}
 	return a == b
+}
+
+// unfitEdits says why one of edits of text cannot go to the editor (unfitText, with the control
+// characters text holds allowed), or "".
+func unfitEdits(edits []nesagent.TextEdit, text string) string {
+	for _, ed := range edits {
+		if ed.Start < 0 || ed.End > len(text) || ed.Start > ed.End {
+			return "an edit outside the file"
+		}
+		if why := unfitText(ed.NewText, text); why != "" {
+			return why
+		}
+	}
+	return ""
 }

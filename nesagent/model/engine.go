@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
@@ -49,7 +51,11 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 	}
 	s, why := e.read(in, c, answer)
 	if why != "" {
-		e.cfg.Log.Debug("model: answer dropped: "+why, "uri", req.URI, "format", e.format.Name(), "answer_bytes", len(answer.Text))
+		level := slog.LevelDebug
+		if strings.HasPrefix(why, unfitPrefix) {
+			level = slog.LevelWarn
+		}
+		e.cfg.Log.Log(ctx, level, "model: answer dropped: "+why, "uri", req.URI, "format", e.format.Name(), "answer_bytes", len(answer.Text))
 		return nil, nil
 	}
 	return []nesagent.Suggestion{s}, nil
@@ -80,6 +86,9 @@ func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, s
 	}
 	if len(edits) == 0 {
 		return nesagent.Suggestion{}, "no change"
+	}
+	if why := unfitEdits(edits, in.req.Text); why != "" {
+		return nesagent.Suggestion{}, why
 	}
 	s := nesagent.Suggestion{Edits: edits}
 	if cursor >= 0 && cursor <= len(text) {
@@ -228,4 +237,29 @@ func (g *generations) start(ctx context.Context, uri string) (_ context.Context,
 			close(me.done)
 		})
 	}
+}
+
+// unfitPrefix starts the reasons of unfitText: a server or model that is broken, not a model's
+// poor guess, logged as a warning.
+const unfitPrefix = "unfit text: the answer "
+
+// unfitText says why text, which an answer would write into the document, cannot go to the
+// editor, or "": it must be valid UTF-8, with no control character but tab and line breaks,
+// unless the document holds that character too (a form feed in C source, say). A model
+// that writes a NUL byte or half a character is broken, and an editor would show U+FFFD or write
+// the byte into the user's file.
+func unfitText(text, doc string) string {
+	if !utf8.ValidString(text) {
+		return unfitPrefix + "is not valid UTF-8"
+	}
+	for _, r := range text {
+		if r == utf8.RuneError && !strings.ContainsRune(doc, r) {
+			// What a JSON decoder makes of invalid UTF-8 in the server's answer.
+			return unfitPrefix + "holds U+FFFD, the replacement for invalid UTF-8 in the server's answer"
+		}
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f || r >= 0x80 && r < 0xa0) && !strings.ContainsRune(doc, r) {
+			return fmt.Sprintf(unfitPrefix+"holds the control character U+%04X", r)
+		}
+	}
+	return ""
 }

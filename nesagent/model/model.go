@@ -40,6 +40,9 @@ type Config struct {
 	// APIKey, when set, is sent as "Authorization: Bearer APIKey" (the command reads it from the
 	// environment variable --api-key-env names).
 	APIKey string
+	// APIKeyEnv is the environment variable APIKey was read from (--api-key-env), named in the
+	// message when the server refuses the key.
+	APIKeyEnv string
 	// Timeout bounds each request to the model, from sending it to reading the whole answer
 	// (default 5s). A cancelled nes/suggest aborts the request sooner.
 	Timeout time.Duration

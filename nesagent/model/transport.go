@@ -12,21 +12,47 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
 // httpCompleter reaches a model's server over HTTP: chat completions for a chat prompt, raw
 // completions for a raw one (OpenAI's /v1/completions, or Ollama's own /api/generate with raw
 // set, since Ollama's /v1/completions would wrap the prompt in the model's chat template).
+//
+// Every request goes through one client that follows no redirect to another scheme, host or port
+// (server.go), and every error it returns is bounded, cleaned and has the key removed: it reaches
+// the agent's log, the bridge and the editor.
 type httpCompleter struct {
 	cfg Config
 	// chat and completions are the OpenAI-style endpoints; generate is Ollama's; version is
 	// where Ollama says its version; shown is the server for messages, without a password.
 	chat, completions, generate, version string
 	shown                                string
+	client                               *http.Client
+	scrub                                scrubber
+	pace                                 pacing
 
-	once   sync.Once
-	ollama bool
+	mu sync.Mutex
+	// kind is what serves the model, as far as known; fixed when --model-server said it.
+	kind      serverKind
+	fixed     bool
+	kindTries int  // checks of the kind that got no answer
+	warned    bool // told that --model-server openai names an Ollama
 }
+
+// serverKind is what serves the model.
+type serverKind int
+
+const (
+	kindUnknown serverKind = iota
+	kindOpenAI
+	kindOllama
+)
+
+// maxKindTries is how many checks of the server's kind may fail (no answer, an error status)
+// before it is taken to be OpenAI-compatible; an answer of Ollama's still changes that.
+const maxKindTries = 3
 
 func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 	u.Fragment = ""
@@ -41,7 +67,7 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 		}
 		return v.String()
 	}
-	h := &httpCompleter{cfg: cfg}
+	h := &httpCompleter{cfg: cfg, client: guardedClient(cfg.HTTPClient), scrub: newScrubber(cfg.APIKey)}
 	switch {
 	case strings.HasSuffix(path, "/chat/completions"):
 		// The whole chat endpoint, used as given with its query (some hosts want
@@ -70,79 +96,182 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 	h.shown = v.Redacted()
 	switch strings.ToLower(cfg.Server) {
 	case "ollama":
-		h.once.Do(func() { h.ollama = true })
+		h.kind, h.fixed = kindOllama, true
 		cfg.Log.Info("model: the server is Ollama (--model-server ollama): raw prompts go to /api/generate")
 	case "openai":
-		h.once.Do(func() {})
+		h.kind, h.fixed = kindOpenAI, true
 		cfg.Log.Info("model: the server is OpenAI-compatible (--model-server openai): raw prompts go to /v1/completions")
 	}
 	return h
 }
 
-// isOllama asks the server once whether it is Ollama: only Ollama answers GET /api/version with
-// {"version": …}. The answer is logged.
-func (h *httpCompleter) isOllama(ctx context.Context) bool {
-	h.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.version, nil)
-		if err == nil {
-			if h.cfg.APIKey != "" {
-				req.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
-			}
-			var resp *http.Response
-			if resp, err = h.cfg.HTTPClient.Do(req); err == nil {
-				var v struct {
-					Version string `json:"version"`
-				}
-				data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-				resp.Body.Close()
-				h.ollama = resp.StatusCode == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Version != ""
-				if h.ollama {
-					h.cfg.Log.Info("model: the server is Ollama "+v.Version+" (it answers /api/version): raw prompts go to /api/generate with raw set", "server", h.shown)
-					return
-				}
-			}
+// useGenerate reports whether a raw prompt goes to Ollama's /api/generate: whether the server is
+// Ollama, which only Ollama says at GET /api/version. It asks the server until it gets an answer
+// (at most maxKindTries times without one), within the request's own time: at most half of what
+// is left of dctx, so that the request keeps the rest.
+func (h *httpCompleter) useGenerate(ctx, dctx context.Context) bool {
+	h.mu.Lock()
+	k := h.kind
+	h.mu.Unlock()
+	if k != kindUnknown {
+		return k == kindOllama
+	}
+	k, why := h.askKind(dctx)
+	if ctx.Err() != nil {
+		return false // the request was abandoned: no try counted
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.kind != kindUnknown { // another request found it meanwhile
+		return h.kind == kindOllama
+	}
+	if k == kindUnknown {
+		h.kindTries++
+		if h.kindTries < maxKindTries {
+			h.cfg.Log.Info("model: could not tell whether the server is Ollama ("+why+"); asked again at the next raw prompt, which goes to /v1/completions meanwhile", "server", h.shown, "tries", h.kindTries)
+			return false
 		}
-		h.cfg.Log.Info("model: the server is OpenAI-compatible (no Ollama at /api/version): raw prompts go to /v1/completions", "server", h.shown)
-	})
-	return h.ollama
+		k, why = kindOpenAI, fmt.Sprintf("%s, %d times: taken as OpenAI-compatible until an answer shows Ollama's", why, h.kindTries)
+	}
+	h.setKindLocked(k, why)
+	return k == kindOllama
 }
 
-// Complete sends the prompt and returns the answer's text.
-func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) {
-	began := time.Now()
-	var text, finish, endpoint string
-	var err error
+// askKind asks the server whether it is Ollama: kindUnknown when it did not say (no answer, an
+// error status), with why.
+func (h *httpCompleter) askKind(dctx context.Context) (serverKind, string) {
+	budget := time.Second
+	if deadline, ok := dctx.Deadline(); ok {
+		budget = time.Until(deadline) / 2
+	}
+	ctx, cancel := context.WithTimeout(dctx, budget)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.version, nil)
+	if err != nil {
+		return kindUnknown, h.scrub.clean(err.Error(), maxErrorText)
+	}
+	if h.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return kindUnknown, fmt.Sprintf("no answer at /api/version within %s", budget.Round(time.Millisecond))
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return kindUnknown, "/api/version: " + h.scrub.clean(err.Error(), maxErrorText)
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	var v struct {
+		Version string `json:"version"`
+	}
 	switch {
-	case p.Raw == "":
-		endpoint = h.chat
+	case resp.StatusCode == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Version != "":
+		return kindOllama, nesagent.CleanText(v.Version, 40) + " (it answers /api/version)"
+	case resp.StatusCode >= 500:
+		return kindUnknown, "/api/version answered " + nesagent.CleanText(resp.Status, 60)
+	}
+	return kindOpenAI, "no Ollama at /api/version"
+}
+
+// setKindLocked records what serves the model, and logs it when it changed. h.mu is held.
+func (h *httpCompleter) setKindLocked(k serverKind, why string) {
+	if k == h.kind {
+		return
+	}
+	h.kind = k
+	switch k {
+	case kindOllama:
+		h.cfg.Log.Info("model: the server is Ollama "+why+": raw prompts go to /api/generate with raw set", "server", h.shown)
+	case kindOpenAI:
+		h.cfg.Log.Info("model: the server is OpenAI-compatible ("+why+"): raw prompts go to /v1/completions", "server", h.shown)
+	default:
+		h.kindTries = 0
+		h.cfg.Log.Info("model: what serves the model is asked again ("+why+")", "server", h.shown)
+	}
+}
+
+// Complete sends the prompt and returns the answer's text. Nothing is sent while the server asked
+// for a pause (429) or fails (5xx, with a backoff): those requests fail at once.
+func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) {
+	if err := h.pace.held(h.shown); err != nil {
+		return Answer{}, err
+	}
+	began := time.Now()
+	// One bound for the whole request: the check of the server's kind included.
+	dctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
+	defer cancel()
+	r, endpoint, err := h.ask(ctx, dctx, p)
+	if err != nil {
+		return Answer{}, err
+	}
+	h.pace.answered()
+	h.cfg.Log.Debug("model: answer", "uri", p.URI, "endpoint", redacted(endpoint), "prompt_bytes", len(p.System)+len(p.User)+len(p.Raw), "answer_bytes", len(r.text), "took", time.Since(began), "finish_reason", r.finish)
+	return Answer{Text: r.text, Cut: r.finish == "length"}, nil
+}
+
+// ask posts the prompt where its kind goes, and returns what was read of the answer and the endpoint that gave it.
+func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt) (parsed, string, error) {
+	if p.Raw == "" {
 		var msgs []chatMessage
 		if p.System != "" {
 			msgs = append(msgs, chatMessage{Role: "system", Content: p.System})
 		}
 		msgs = append(msgs, chatMessage{Role: "user", Content: p.User})
-		text, finish, err = h.post(ctx, endpoint, chatRequest{
+		r, err := h.post(ctx, dctx, h.chat, chatRequest{
 			Model: h.cfg.Model, Messages: msgs, Temperature: 0, MaxTokens: p.MaxTokens, Stop: p.Stop,
 		}, readChat)
-	case h.isOllama(ctx):
-		endpoint = h.generate
-		text, finish, err = h.post(ctx, endpoint, generateRequest{
+		return r, h.chat, err
+	}
+	generate := func() (parsed, string, error) {
+		r, err := h.post(ctx, dctx, h.generate, generateRequest{
 			Model: h.cfg.Model, Prompt: p.Raw, Raw: true, Stream: false,
 			Options: generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop, NumCtx: h.cfg.ContextTokens},
 		}, readGenerate)
-	default:
-		endpoint = h.completions
-		text, finish, err = h.post(ctx, endpoint, completionRequest{
-			Model: h.cfg.Model, Prompt: p.Raw, MaxTokens: p.MaxTokens, Temperature: 0, Stop: p.Stop,
-		}, readCompletion)
+		var se *statusError
+		if errors.As(err, &se) && se.code == http.StatusNotFound {
+			h.mu.Lock()
+			if !h.fixed {
+				h.setKindLocked(kindUnknown, "/api/generate answered 404: no Ollama there now")
+			}
+			h.mu.Unlock()
+		}
+		return r, h.generate, err
 	}
-	if err != nil {
-		return Answer{}, err
+	if h.useGenerate(ctx, dctx) {
+		return generate()
 	}
-	h.cfg.Log.Debug("model: answer", "uri", p.URI, "endpoint", endpoint, "prompt_bytes", len(p.System)+len(p.User)+len(p.Raw), "answer_bytes", len(text), "took", time.Since(began), "finish_reason", finish)
-	return Answer{Text: text, Cut: finish == "length"}, nil
+	r, err := h.post(ctx, dctx, h.completions, completionRequest{
+		Model: h.cfg.Model, Prompt: p.Raw, MaxTokens: p.MaxTokens, Temperature: 0, Stop: p.Stop,
+	}, readCompletion)
+	if err != nil || r.fingerprint != ollamaFingerprint {
+		return r, h.completions, err
+	}
+	// Ollama's OpenAI layer answered: it wrapped the prompt in the model's chat template, so the
+	// answer is to another prompt than the format's.
+	h.mu.Lock()
+	fixed := h.fixed
+	if fixed {
+		if !h.warned {
+			h.warned = true
+			h.cfg.Log.Warn("model: --model-server openai, but the server is Ollama (its /v1/completions answers as Ollama's): raw prompts go wrapped in the chat template, and the answers will be wrong; use --model-server ollama or auto", "server", h.shown)
+		}
+	} else {
+		h.setKindLocked(kindOllama, "(its /v1/completions answers as Ollama's, system_fingerprint "+ollamaFingerprint+")")
+	}
+	h.mu.Unlock()
+	if fixed {
+		return r, h.completions, nil
+	}
+	return generate()
 }
+
+// ollamaFingerprint is the system_fingerprint of the answers of Ollama's OpenAI layer.
+const ollamaFingerprint = "fp_ollama"
 
 type chatMessage struct {
 	Role    string `json:"role"`
@@ -185,9 +314,17 @@ type generateOptions struct {
 }
 
 // A reader takes the answer's text and finish reason from a response body.
-type reader func(data []byte) (text, finish string, err error)
+type reader func(data []byte) (parsed, error)
 
-func readChat(data []byte) (string, string, error) {
+// parsed is what a reader takes from an answer.
+type parsed struct {
+	text, finish string
+	// fingerprint is the answer's system_fingerprint (OpenAI's completions), which tells
+	// Ollama's OpenAI layer apart.
+	fingerprint string
+}
+
+func readChat(data []byte) (parsed, error) {
 	var r struct {
 		Choices []struct {
 			Message struct {
@@ -198,54 +335,55 @@ func readChat(data []byte) (string, string, error) {
 		Error json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
-		return "", "", fmt.Errorf("a malformed body (%v): %s", err, preview(data))
+		return parsed{}, fmt.Errorf("a malformed body (%v): %s", err, preview(data))
 	}
 	if len(r.Choices) == 0 {
-		return "", "", noChoices(r.Error, data)
+		return parsed{}, noChoices(r.Error, data)
 	}
 	text, err := contentText(r.Choices[0].Message.Content)
 	if err != nil {
-		return "", "", fmt.Errorf("a malformed message content (%v): %s", err, preview(r.Choices[0].Message.Content))
+		return parsed{}, fmt.Errorf("a malformed message content (%v): %s", err, preview(r.Choices[0].Message.Content))
 	}
-	return text, r.Choices[0].FinishReason, nil
+	return parsed{text: text, finish: r.Choices[0].FinishReason}, nil
 }
 
-func readCompletion(data []byte) (string, string, error) {
+func readCompletion(data []byte) (parsed, error) {
 	var r struct {
 		Choices []struct {
 			Text         *string `json:"text"`
 			FinishReason string  `json:"finish_reason"`
 		} `json:"choices"`
-		Error json.RawMessage `json:"error"`
+		SystemFingerprint string          `json:"system_fingerprint"`
+		Error             json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
-		return "", "", fmt.Errorf("a malformed body (%v): %s", err, preview(data))
+		return parsed{}, fmt.Errorf("a malformed body (%v): %s", err, preview(data))
 	}
 	if len(r.Choices) == 0 {
-		return "", "", noChoices(r.Error, data)
+		return parsed{}, noChoices(r.Error, data)
 	}
 	if r.Choices[0].Text == nil {
-		return "", "", fmt.Errorf("a completion without text: %s", preview(data))
+		return parsed{}, fmt.Errorf("a completion without text: %s", preview(data))
 	}
-	return *r.Choices[0].Text, r.Choices[0].FinishReason, nil
+	return parsed{text: *r.Choices[0].Text, finish: r.Choices[0].FinishReason, fingerprint: r.SystemFingerprint}, nil
 }
 
-func readGenerate(data []byte) (string, string, error) {
+func readGenerate(data []byte) (parsed, error) {
 	var r struct {
 		Response   *string `json:"response"`
 		DoneReason string  `json:"done_reason"`
 		Error      string  `json:"error"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
-		return "", "", fmt.Errorf("a malformed body (%v): %s", err, preview(data))
+		return parsed{}, fmt.Errorf("a malformed body (%v): %s", err, preview(data))
 	}
 	if r.Response == nil {
 		if r.Error != "" {
-			return "", "", fmt.Errorf("an error: %s", r.Error)
+			return parsed{}, fmt.Errorf("an error: %s", r.Error)
 		}
-		return "", "", fmt.Errorf("no response: %s", preview(data))
+		return parsed{}, fmt.Errorf("no response: %s", preview(data))
 	}
-	return *r.Response, r.DoneReason, nil
+	return parsed{text: *r.Response, finish: r.DoneReason}, nil
 }
 
 func noChoices(errField json.RawMessage, data []byte) error {
@@ -255,22 +393,21 @@ func noChoices(errField json.RawMessage, data []byte) error {
 	return fmt.Errorf("no choices: %s", preview(data))
 }
 
-// post sends body to endpoint and reads the answer with read.
-func (h *httpCompleter) post(ctx context.Context, endpoint string, body any, read reader) (text, finish string, err error) {
+// post sends body to endpoint within dctx (ctx is the caller's, to tell an abandoned request from
+// one that timed out) and reads the answer with read. Its errors are the server's failures
+// (nesagent.BackendError, with the reason), their text bounded and without the key.
+func (h *httpCompleter) post(ctx, dctx context.Context, endpoint string, body any, read reader) (parsed, error) {
 	// Prompts are full of "<" and ">" (markers, code): without HTML escaping the body is smaller
 	// and quicker to write.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(body); err != nil {
-		return "", "", fmt.Errorf("model: %w", err)
+		return parsed{}, fmt.Errorf("model: %w", err)
 	}
-	data := buf.Bytes()
-	rctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
-	defer cancel()
-	hr, err := http.NewRequestWithContext(rctx, http.MethodPost, endpoint, bytes.NewReader(data))
+	hr, err := http.NewRequestWithContext(dctx, http.MethodPost, endpoint, bytes.NewReader(buf.Bytes()))
 	if err != nil {
-		return "", "", fmt.Errorf("model: %w", err)
+		return parsed{}, fmt.Errorf("model: %s", h.scrub.clean(err.Error(), maxErrorText))
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
@@ -278,39 +415,92 @@ func (h *httpCompleter) post(ctx context.Context, endpoint string, body any, rea
 		hr.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
 	}
 	shown := redacted(endpoint)
-	failed := func(err error) error {
-		switch {
-		case ctx.Err() != nil:
-			return fmt.Errorf("model: request to %s abandoned: %w", shown, context.Cause(ctx))
-		case errors.Is(rctx.Err(), context.DeadlineExceeded):
-			return fmt.Errorf("model: no answer from %s within %s: %w", shown, h.cfg.Timeout, context.DeadlineExceeded)
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is said once
-		}
-		return fmt.Errorf("model: request to %s: %w", shown, err)
-	}
-	resp, err := h.cfg.HTTPClient.Do(hr)
+	resp, err := h.client.Do(hr)
 	if err != nil {
-		return "", "", failed(err)
+		return parsed{}, h.transportError(ctx, dctx, shown, err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
-		return "", "", failed(err)
+		return parsed{}, h.transportError(ctx, dctx, shown, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", "", fmt.Errorf("model: %s answered %s: %s", shown, resp.Status, errorText(answer))
+		return parsed{}, h.statusError(resp, answer, shown)
 	}
 	if len(answer) > maxAnswerBytes {
-		return "", "", fmt.Errorf("model: %s answered more than %d bytes", shown, maxAnswerBytes)
+		return parsed{}, h.backendError(fmt.Errorf("model: %s answered more than %d bytes", shown, maxAnswerBytes))
 	}
-	text, finish, err = read(answer)
+	r, err := read(answer)
 	if err != nil {
-		return "", "", fmt.Errorf("model: %s answered %w", shown, err)
+		return parsed{}, h.backendError(fmt.Errorf("model: %s answered %s", shown, h.scrub.clean(err.Error(), maxErrorText)))
 	}
-	return text, finish, nil
+	return r, nil
+}
+
+// backendError is err as a failure of the server.
+func (h *httpCompleter) backendError(err error) error {
+	return &nesagent.BackendError{Reason: nesagent.ReasonBackendError, Err: err}
+}
+
+// transportError is the error of a request that got no whole answer: abandoned by the caller,
+// past the agent's timeout, a redirect refused, or the server unreachable.
+func (h *httpCompleter) transportError(ctx, dctx context.Context, shown string, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("model: request to %s abandoned: %w", shown, context.Cause(ctx))
+	case errors.Is(dctx.Err(), context.DeadlineExceeded):
+		return &nesagent.BackendError{Reason: nesagent.ReasonBackendTimeout, Err: fmt.Errorf("model: no answer from %s within %s (the agent's --timeout): %w", shown, h.cfg.Timeout, context.DeadlineExceeded)}
+	}
+	var re *redirectError
+	if errors.As(err, &re) {
+		return &nesagent.BackendError{Reason: nesagent.ReasonRedirectRefused, Err: fmt.Errorf("model: %s: %s; if the model is served there, name it with --model-url", re.from, nesagent.CleanText(re.Error(), 2*maxErrorText))}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL is said once
+	}
+	return h.backendError(fmt.Errorf("model: request to %s: %s", shown, h.scrub.clean(err.Error(), maxErrorText)))
+}
+
+// statusError is an answer of the server that is not a success.
+type statusError struct {
+	code int
+	err  error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+// statusError is the error of an answer with an error status: a refused key (401, 403), a
+// request for a pause (429: nothing is asked meanwhile), a failure of the server (5xx: nothing
+// is asked for a backoff), or another refusal.
+func (h *httpCompleter) statusError(resp *http.Response, body []byte, shown string) error {
+	status := nesagent.CleanText(resp.Status, 80)
+	text := h.scrub.clean(errorText(body), maxErrorText)
+	wait := retryAfter(resp.Header, time.Now())
+	var be *nesagent.BackendError
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		var err error
+		switch {
+		case h.cfg.APIKey == "":
+			err = fmt.Errorf("model: %s asks for an API key (%s: %s): put the key in an environment variable and name it with --api-key-env", shown, status, text)
+		case h.cfg.APIKeyEnv != "":
+			err = fmt.Errorf("model: %s refused the API key in %s (%s: %s): set %s to a key this server accepts, then restart the agent", shown, h.cfg.APIKeyEnv, status, text, h.cfg.APIKeyEnv)
+		default:
+			err = fmt.Errorf("model: %s refused the API key (%s: %s)", shown, status, text)
+		}
+		be = &nesagent.BackendError{Reason: nesagent.ReasonCredentialsRefused, Err: err}
+	case code == http.StatusTooManyRequests:
+		d := h.pace.limited(wait, "asked for a pause ("+status+")")
+		be = &nesagent.BackendError{Reason: nesagent.ReasonRateLimited, RetryAfter: d, Err: fmt.Errorf("model: %s asked for a pause (%s: %s); not asked again for %s", shown, status, text, roundUp(d))}
+	case code >= 500:
+		d := h.pace.failed(wait, "failed ("+status+")")
+		be = &nesagent.BackendError{Reason: nesagent.ReasonBackendError, RetryAfter: d, Err: fmt.Errorf("model: %s answered %s: %s; not asked again for %s", shown, status, text, roundUp(d))}
+	default:
+		be = &nesagent.BackendError{Reason: nesagent.ReasonBackendError, Err: fmt.Errorf("model: %s answered %s: %s", shown, status, text)}
+	}
+	return &statusError{code: resp.StatusCode, err: be}
 }
 
 // redacted is an endpoint for messages: no password, no query.

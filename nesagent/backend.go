@@ -1,0 +1,87 @@
+package nesagent
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The reasons an engine can give for a failure of the service behind it (a model's server, a
+// hosted API). The agent sends them as the error's data.reason, with data.retryAfterMs for a
+// pause, so that a client tells the user what to do rather than show an error per keystroke; the
+// bridge's reading of them is in docs/surfaces.md.
+const (
+	// ReasonCredentialsRefused: the service refused the credentials (HTTP 401 or 403). Asking
+	// again will not help until the user changes them.
+	ReasonCredentialsRefused = "credentials_refused"
+	// ReasonRedirectRefused: the service sent the request elsewhere (another scheme, host or
+	// port), and the agent did not follow. The user must name the right address.
+	ReasonRedirectRefused = "redirect_refused"
+	// ReasonRateLimited: the service asked for a pause (HTTP 429); RetryAfter says how long.
+	ReasonRateLimited = "rate_limited"
+	// ReasonBackendTimeout: the service did not answer in the time the agent gives it.
+	ReasonBackendTimeout = "backend_timeout"
+	// ReasonBackendError: the service failed (unreachable, an error status, an unreadable answer);
+	// RetryAfter, when set, is how long the agent waits before asking it again.
+	ReasonBackendError = "backend_error"
+)
+
+// BackendError is an engine's error that concerns the service behind it. Its message is what the
+// user reads: say what failed and what to change.
+type BackendError struct {
+	Reason     string
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *BackendError) Error() string { return e.Err.Error() }
+func (e *BackendError) Unwrap() error { return e.Err }
+
+// maxErrorBytes bounds the text of an error the agent sends.
+const maxErrorBytes = 1000
+
+// ErrorText is s as an agent may send it in an error: valid UTF-8, control characters other than
+// tab and line breaks shown as \xNN, at most maxErrorBytes long (cut at a character, with "…").
+func ErrorText(s string) string { return CleanText(s, maxErrorBytes) }
+
+// CleanText is s as it may go into a message for a person: invalid UTF-8 as U+FFFD, control
+// characters other than tab and line breaks (NUL, escape sequences) written as \xNN, and at most
+// limit bytes, cut at a character with "…" (no limit when limit <= 0).
+func CleanText(s string, limit int) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f || c >= 0x80 {
+			clean = false
+			break
+		}
+	}
+	if !clean {
+		var b strings.Builder
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && n == 1:
+				b.WriteRune(utf8.RuneError)
+			case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7f, r >= 0x80 && r < 0xa0:
+				b.WriteString(`\x`)
+				b.WriteByte("0123456789abcdef"[r>>4&0xf])
+				b.WriteByte("0123456789abcdef"[r&0xf])
+			default:
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+			if limit > 0 && b.Len() > limit+8 {
+				break
+			}
+		}
+		s = b.String()
+	}
+	if limit > 0 && len(s) > limit {
+		n := limit
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,256 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+)
+
+// What the agent keeps to itself about its model server, across requests: the server is trusted
+// with the user's code and key only at the address the user named, and what it says is bounded
+// and cleaned before it reaches a log, the bridge or the editor (docs/security.md, "The model
+// server").
+
+// maxErrorText bounds the text of an error the server gave (its error message, or the start of
+// its body) in the agent's messages.
+const maxErrorText = 300
+
+// maxPause bounds a pause the server asks for (Retry-After) or the backoff after its failures: a
+// server cannot silence the agent for longer.
+const maxPause = 5 * time.Minute
+
+// backoffBase and backoffMax shape the pause after server errors in a row: the first waits
+// backoffBase (half to all of it, at random), each further one twice as long, up to backoffMax.
+const (
+	backoffBase = 500 * time.Millisecond
+	backoffMax  = 30 * time.Second
+)
+
+// sameOrigin reports whether u is at the scheme, host and port of origin (a port left out is
+// the scheme's own).
+func sameOrigin(u, origin *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(u.Scheme, origin.Scheme) && strings.EqualFold(u.Hostname(), origin.Hostname()) && port(u) == port(origin)
+}
+
+// redirectError is a redirect the agent refused to follow.
+type redirectError struct {
+	status   string // the redirect's status, "307 Temporary Redirect"
+	from, to string // redacted
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("the server sent the request (%s) to %s, which is not the server --model-url names: not followed, and nothing was sent there", e.status, e.to)
+}
+
+// guardedClient is base (or a client of its own) that follows a redirect only to the scheme, host
+// and port of the request it follows from: the user's key and code go nowhere else. Go's own
+// client would keep the Authorization header for another port of the same host.
+func guardedClient(base *http.Client) *http.Client {
+	c := &http.Client{}
+	if base != nil {
+		*c = *base
+	}
+	inner := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		first := via[0]
+		if !sameOrigin(req.URL, first.URL) {
+			status := ""
+			if req.Response != nil {
+				status = req.Response.Status
+			}
+			return &redirectError{status: status, from: redacted(first.URL.String()), to: redacted(req.URL.String())}
+		}
+		if len(via) >= 5 {
+			return errors.New("the server redirected the request 5 times")
+		}
+		if inner != nil {
+			return inner(req, via)
+		}
+		return nil
+	}
+	return c
+}
+
+// scrubber removes the user's key from text that came from the server or names a request.
+type scrubber struct{ secrets []string }
+
+func newScrubber(key string) scrubber {
+	if key == "" {
+		return scrubber{}
+	}
+	return scrubber{secrets: []string{key, url.QueryEscape(key)}}
+}
+
+// clean is text as it may reach a log or a person: the key removed, where whole or in part (a
+// server that says "Incorrect API key provided: sk-abcd…wxyz" quotes part of it), then cleaned
+// (nesagent.CleanText) and cut to limit bytes.
+func (s scrubber) clean(text string, limit int) string {
+	// A key is cut out before the text is: a key across the cut would leave a part behind.
+	if len(text) > 64*limit {
+		text = text[:64*limit]
+	}
+	for _, k := range s.secrets {
+		text = strings.ReplaceAll(text, k, "[key]")
+	}
+	if len(s.secrets) > 0 {
+		text = scrubKey(text, s.secrets[0])
+	}
+	return nesagent.CleanText(text, limit)
+}
+
+// scrubKey replaces key in text by "[key]", and also every word (a run of characters other than
+// spaces, quotes, brackets and URL separators) that holds eight or more of the key's characters
+// in a row: a service that quotes a key in part ("sk-proj-****…wxyz") loses the whole word.
+func scrubKey(text, key string) string {
+	if key == "" {
+		return text
+	}
+	text = strings.ReplaceAll(text, key, "[key]")
+	const part = 8
+	if len(key) < part {
+		return text
+	}
+	for i := 0; i+part <= len(key); i++ {
+		frag := key[i : i+part]
+		for {
+			at := strings.Index(text, frag)
+			if at < 0 {
+				break
+			}
+			start, end := at, at+part
+			for start > 0 && !isWordEnd(text[start-1]) {
+				start--
+			}
+			for end < len(text) && !isWordEnd(text[end]) {
+				end++
+			}
+			text = text[:start] + "[key]" + text[end:]
+		}
+	}
+	return text
+}
+
+func isWordEnd(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '`', ',', ';', '(', ')', '[', ']', '{', '}', '<', '>', '&', '?':
+		return true
+	}
+	return false
+}
+
+// pacing holds back requests to the server while it asked for a pause (429, Retry-After) or
+// while it fails (5xx, with a backoff), so that typing does not hammer a server that cannot
+// answer.
+type pacing struct {
+	mu       sync.Mutex
+	until    time.Time
+	reason   string // the nesagent reason of the requests held back
+	why      string // what the server did, for the message
+	failures int    // server errors in a row
+	now      func() time.Time
+}
+
+// held is the error for a request made while the server is paused, or nil.
+func (p *pacing) held(shown string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	left := p.until.Sub(p.clock())
+	if left <= 0 {
+		return nil
+	}
+	return &nesagent.BackendError{Reason: p.reason, RetryAfter: left, Err: fmt.Errorf("model: %s %s; not asked again for %s", shown, p.why, roundUp(left))}
+}
+
+func (p *pacing) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
+}
+
+// limited records a 429: nothing is asked for retryAfter (the server's Retry-After, or the
+// backoff when it gave none). It returns the pause.
+func (p *pacing) limited(retryAfter time.Duration, why string) time.Duration {
+	return p.pause(nesagent.ReasonRateLimited, retryAfter, why)
+}
+
+// failed records a server error: nothing is asked for the server's Retry-After, or else a backoff
+// that doubles with each error in a row, with jitter. It returns the pause.
+func (p *pacing) failed(retryAfter time.Duration, why string) time.Duration {
+	return p.pause(nesagent.ReasonBackendError, retryAfter, why)
+}
+
+// pause holds requests back for retryAfter, or the backoff when 0, at most maxPause; the requests
+// held back fail with reason.
+func (p *pacing) pause(reason string, retryAfter time.Duration, why string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failures++
+	if retryAfter <= 0 {
+		retryAfter = backoff(p.failures)
+	}
+	retryAfter = min(retryAfter, maxPause)
+	p.until, p.reason, p.why = p.clock().Add(retryAfter), reason, why
+	return retryAfter
+}
+
+// answered records an answer: the server is well.
+func (p *pacing) answered() {
+	p.mu.Lock()
+	p.failures, p.until = 0, time.Time{}
+	p.mu.Unlock()
+}
+
+// backoff is the pause after n failures in a row: backoffBase doubled n-1 times, at most
+// backoffMax, of which a random half is taken off (jitter, so that clients do not come back
+// together).
+func backoff(n int) time.Duration {
+	d := backoffMax
+	if n < 16 {
+		d = min(backoffBase<<(n-1), backoffMax)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 when absent or unreadable.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		switch {
+		case n != n || n <= 0: // NaN, or no pause
+			return 0
+		case n >= maxPause.Seconds():
+			return maxPause
+		}
+		return time.Duration(n * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), maxPause)
+	}
+	return 0
+}
+
+// roundUp is d for a person: whole seconds, at least one.
+func roundUp(d time.Duration) time.Duration {
+	return max(time.Second, (d + time.Second - 1).Truncate(time.Second))
+}
