@@ -154,8 +154,9 @@ type Server struct {
 	// reqs owns each document's request state (docrequests.go); calls the editor's requests
 	// that $/cancelRequest can cancel.
 	reqs *docRequests
-	// slow counts the suggestions in a row that timed out (slow.go).
-	slow     slowness
+	// health is what the last requests said of the agent's ability to answer: timeouts, and the
+	// failures of its service (health.go).
+	health   health
 	calls    calls
 	exited   chan struct{}
 	exitOnce sync.Once

@@ -3,10 +3,11 @@ package lspside
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 )
 
 // DefaultSuggestTimeout is how long a nes/suggest is waited for when neither --suggest-timeout
@@ -67,40 +68,16 @@ func timeoutBounds(d time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// slowness counts the suggestions in a row that the agent did not answer in time, so that the
-// user is told once why nothing shows.
-type slowness struct {
-	mu     sync.Mutex
-	streak int
-	told   bool
-}
-
-// answered resets the count: the agent answered in time.
-func (w *slowness) answered() {
-	w.mu.Lock()
-	w.streak = 0
-	w.mu.Unlock()
-}
-
-// timedOut counts one more; it reports true once, when the count first reaches slowAfter.
-func (w *slowness) timedOut() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.streak++
-	if w.streak < slowAfter || w.told {
-		return false
-	}
-	w.told = true
-	return true
-}
-
 // suggestTimedOut is told of a suggestion the agent did not answer within timeout (set by o):
 // after slowAfter in a row, the user is told once what happens and what to raise, and where.
-func (s *Server) suggestTimedOut(ctx context.Context, agentName string, timeout time.Duration, o TimeoutSetting) {
-	if !s.slow.timedOut() {
+func (s *Server) suggestTimedOut(ctx context.Context, agent *acpside.Agent, timeout time.Duration, o TimeoutSetting) {
+	agentName := agent.Name()
+	raise := RaisedTimeout(timeout, timeout)
+	told := s.health.timedOut(agent, fmt.Sprintf("the bridge waits %v (%s %v to raise it)", timeout, o.Flag, raise))
+	s.statusChanged()
+	if !told {
 		return
 	}
-	raise := RaisedTimeout(timeout, timeout)
 	msg := fmt.Sprintf("acp-lsp-bridge: %s did not answer %d suggestions in a row within %v, so each came back empty. "+
 		"If it is this slow by design, give it longer: %s %v on the bridge's command line (before \"--\"), or initializationOptions.%s = %d (milliseconds) in your editor's settings for the bridge "+
 		"(Neovim: setup({ %s = %d }); VS Code: the acpLspBridge.%s setting).",

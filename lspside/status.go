@@ -27,8 +27,9 @@ const (
 	StatusOff = "off"
 	// StatusExcluded: the document is kept from the agent (an exclusion glob, or its size).
 	StatusExcluded = "excluded"
-	// StatusFailed: the agent could not start, or exited too often; the bridge gave up until the
-	// restart command.
+	// StatusFailed: the agent could not start, or exited too often, and the bridge gave up until
+	// the restart command; or the agent's service refused its key or its address, or failed three
+	// suggestions in a row (health.go), until it answers again.
 	StatusFailed = "failed"
 )
 
@@ -83,6 +84,10 @@ func (s *Server) statusNow(now time.Time) Status {
 	}
 	if since, ok := s.reqs.askingSince(uri); ok && now.Sub(since) >= askingAfter {
 		st.State, st.Message = StatusAsking, fmt.Sprintf("asking %s…", name)
+		return st
+	}
+	if state, msg := s.health.state(agent, name, now); state != "" {
+		st.State, st.Message = state, msg
 		return st
 	}
 	return s.restingStatus(st, uri, base, name, agent.Prompted())

@@ -59,6 +59,12 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		s.log.Debug().Str("uri", uri).Msg("empty result: an automatic request, and the agent is asked through prompts only when you ask")
 		return nil, nil
 	}
+	if !req.explicit {
+		if why := s.health.holdAutomatic(agent, time.Now()); why != "" {
+			s.log.Debug().Str("uri", uri).Str("why", why).Msg("empty result: an automatic request, and the agent's service cannot answer now")
+			return nil, nil
+		}
+	}
 	timeout, setting := s.suggestTimeout(agent.Prompted())
 	wait, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -114,7 +120,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 			return nil, nil
 		}
 		s.log.Warn().Dur("timeout", timeout).Msg("nes/suggest timed out")
-		s.suggestTimedOut(ctx, agent.Name(), timeout, setting)
+		s.suggestTimedOut(ctx, agent, timeout, setting)
 		return nil, nil
 	case errors.Is(err, acpside.ErrPromptsStopped):
 		s.log.Debug().Str("uri", uri).Msg("empty result: prompts to the agent are stopped")
@@ -127,10 +133,16 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		s.log.Warn().Str("dir", "agent→bridge").Err(err).Msg("nes/suggest: the agent exited before answering")
 		return nil, nil
 	case err != nil:
-		s.log.Error().Str("dir", "agent→bridge").Err(err).Msg("nes/suggest failed")
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "the agent failed: %v", err)
+		if f, ok := acpside.BackendFailure(err); ok {
+			return nil, s.backendFailed(ctx, agent, f, req.explicit)
+		}
+		words := agentWords(err)
+		s.log.Error().Str("dir", "agent→bridge").Str("error", words).Msg("nes/suggest failed")
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "the agent failed: %s", words)
 	}
-	s.slow.answered()
+	if s.health.answered(agent) {
+		s.statusChanged()
+	}
 
 	// Present the answer only for the version it was computed on: check and register under the
 	// same lock that document changes take, so that a later change sees what was shown.

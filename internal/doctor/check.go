@@ -25,6 +25,7 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/promptagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
@@ -37,7 +38,9 @@ const sampleText = "package main\n\nfunc total(prices []int) int {\n\tsum := 0\n
 func sample(ctx context.Context, agent *acpside.Agent, run Run) *sampleReport {
 	rep := &sampleReport{}
 	fail := func(err error) *sampleReport {
-		msg := err.Error()
+		// The agent's own words, bounded and cleaned: not the JSON of its error, which may hold
+		// anything the agent wrote.
+		msg := nesagent.CleanText(acpside.ErrorWords(err), 1000)
 		rep.Error = &msg
 		return rep
 	}

@@ -1,0 +1,77 @@
+package acpside
+
+import (
+	"errors"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// The reasons an agent's error may give for a failure of the service behind it (a model's server,
+// a hosted API), as data.reason; the bridge's own agents give them (nesagent), and any agent may
+// (docs/surfaces.md).
+const (
+	ReasonCredentialsRefused = "credentials_refused"
+	ReasonRedirectRefused    = "redirect_refused"
+	ReasonRateLimited        = "rate_limited"
+	ReasonBackendTimeout     = "backend_timeout"
+	ReasonBackendError       = "backend_error"
+)
+
+// maxRetryAfter bounds the pause an agent may ask for (data.retryAfterMs).
+const maxRetryAfter = 10 * time.Minute
+
+// Failure is what an agent's error says of the service behind it.
+type Failure struct {
+	Reason string
+	// RetryAfter is the pause the agent asked for before it is asked again (0: none), at most
+	// maxRetryAfter.
+	RetryAfter time.Duration
+	// Words is the error's text as the agent wrote it: untrusted, to be cleaned before a person
+	// reads it.
+	Words string
+}
+
+// BackendFailure reads the reason of an agent's error, when it gives one of the reasons above.
+func BackendFailure(err error) (Failure, bool) {
+	var re *acp.RequestError
+	if !errors.As(err, &re) {
+		return Failure{}, false
+	}
+	m, _ := re.Data.(map[string]any)
+	reason, _ := m["reason"].(string)
+	switch reason {
+	case ReasonCredentialsRefused, ReasonRedirectRefused, ReasonRateLimited, ReasonBackendTimeout, ReasonBackendError:
+	default:
+		return Failure{}, false
+	}
+	f := Failure{Reason: reason, Words: ErrorWords(err)}
+	if ms, ok := m["retryAfterMs"].(float64); ok && ms > 0 {
+		f.RetryAfter = maxRetryAfter
+		if ms < float64(maxRetryAfter/time.Millisecond) {
+			f.RetryAfter = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return f, true
+}
+
+// ErrorWords is what an agent's error says, for a person: its data.error (or data.message) when
+// that is text, else its message; for an error that is not the agent's, err's text. Untrusted: it
+// is to be cleaned and bounded before it reaches a person or a log.
+func ErrorWords(err error) string {
+	var re *acp.RequestError
+	if !errors.As(err, &re) {
+		return err.Error()
+	}
+	if m, ok := re.Data.(map[string]any); ok {
+		for _, k := range []string{"error", "message", "details"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	if s, ok := re.Data.(string); ok && s != "" {
+		return re.Message + ": " + s
+	}
+	return re.Message
+}
