@@ -206,7 +206,7 @@ A plist (:state :message :uri :agent).")
 (defconst acp-lsp-bridge-lsp--lighters
   '(("starting" . " NES:starting") ("signingIn" . " NES:sign-in") ("ready" . " NES")
     ("asking" . " NES:asking") ("off" . " NES:off") ("excluded" . " NES:excluded")
-    ("failed" . " NES:failed"))
+    ("slow" . " NES:slow") ("failed" . " NES:failed"))
   "The mode-line lighter of each state of the bridge.")
 
 (defun acp-lsp-bridge-lsp--lighter ()

@@ -204,6 +204,8 @@ function M.check()
         health.error(line, { 'Read the message above and the bridge\'s log; :lsp restart acp tries again' })
       elseif st.state == 'signingIn' then
         health.warn(line, { 'Run the command acp-lsp-bridge.signIn, or set the agent\'s key in its environment' })
+      elseif st.state == 'slow' then
+        health.warn(line, { 'Suggestions do not come in time: the message above says whose timeout to raise, or when the model server takes requests again' })
       else
         health.ok(line)
       end

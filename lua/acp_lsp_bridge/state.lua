@@ -15,6 +15,7 @@ M.labels = {
   asking = '⋯ next edit',
   off = '○ next edit off',
   excluded = '⊘ next edit',
+  slow = '⧗ next edit: slow',
   failed = '✗ next edit',
 }
 

@@ -56,6 +56,7 @@ const STATUS_TEXT: Record<string, string> = {
   asking: '$(sync~spin) NES',
   off: '$(circle-slash) NES off',
   excluded: '$(eye-closed) NES',
+  slow: '$(watch) NES: slow',
   failed: '$(error) NES',
 };
 
@@ -535,7 +536,7 @@ function showStatus(st: BridgeStatus): void {
   statusItem.text = STATUS_TEXT[st.state] ?? '$(question) NES';
   statusItem.tooltip = `${st.message}\n\nClick for the acp-lsp-bridge menu.`;
   statusItem.backgroundColor =
-    st.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : st.state === 'signingIn' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    st.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : st.state === 'signingIn' || st.state === 'slow' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   statusItem.show();
 }
 
