@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -665,4 +667,66 @@ func TestBinaryModelServerTimeouts(t *testing.T) {
 		t.Errorf("the slow status does not name the agent's --timeout: %+v", s.Record().Statuses[len(s.Record().Statuses)-1])
 	}
 	s.recovers(m)
+}
+
+// TestDoctorModelServerRefusesTheKey: doctor --prompt against the model agent whose server
+// refuses the key and quotes it: the report's sample says the key was refused and names the
+// variable, and neither the report (text or JSON) nor the agent's stderr it shows holds the key.
+func TestDoctorModelServerRefusesTheKey(t *testing.T) {
+	m := newFakeModel(t)
+	m.set(func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`"}}`)
+	})
+	bridge, _ := binaries(t)
+	env := []string{"FAKE_MODEL_KEY=" + testKey}
+	agent := []string{"--", bridge, "agent", "--model-url", m.srv.URL, "--model", "fake-coder", "--api-key-env", "FAKE_MODEL_KEY", "--verbose"}
+	text := runDoctor(t, t.TempDir(), env, append([]string{"--prompt"}, agent...)...)
+	if !strings.Contains(text.stdout, "refused the API key in FAKE_MODEL_KEY") {
+		t.Errorf("the report does not say the key was refused:\n%s", text.stdout)
+	}
+	js := runDoctor(t, t.TempDir(), env, append([]string{"--json", "--prompt"}, agent...)...)
+	if e, _ := field(doctorJSON(t, js), "sample.error").(string); !strings.Contains(e, "FAKE_MODEL_KEY") || !strings.Contains(e, "[key]") {
+		t.Errorf("sample.error %q, want the refusal with the key taken out", e)
+	}
+	if m.posts() != 2 {
+		t.Errorf("the server got %d POSTs for two samples", m.posts())
+	}
+	for _, out := range []string{text.stdout, text.stderr, js.stdout, js.stderr} {
+		if strings.Contains(out, testKey) || strings.Contains(out, keyPart) {
+			t.Errorf("doctor's output holds the key: %.600s", out)
+		}
+	}
+}
+
+// TestNeovimPluginModelServerRefusesTheKey: in real Neovim with the plugin and the model agent, a
+// user typing against a server that refuses the key sees no ghost text, the statusline "✗ next
+// edit" and one message naming the variable and the server, whatever they type next, and the key
+// nowhere; once the server takes the key, <M-CR> shows the suggestion and the statusline is ready
+// again (testdata/nvim/plugin_model_key.lua).
+func TestNeovimPluginModelServerRefusesTheKey(t *testing.T) {
+	skipOnWindows(t, "Neovim runs on Linux here")
+	flag := filepath.Join(t.TempDir(), "healthy")
+	m := newFakeModel(t)
+	healthy := modelHealthy(t)
+	var refused atomic.Int32
+	m.set(func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if _, err := os.Stat(flag); err == nil {
+			healthy(w, r, body)
+			return
+		}
+		refused.Add(1)
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`"}}`)
+	})
+	out, _ := runNeovimPlugin(t, "plugin_model_key.lua", "ALL PASSED", "MODEL_URL="+m.srv.URL, "FAKE_MODEL_KEY="+testKey, "MODEL_HEALTHY_FLAG="+flag)
+	wantSteps(t, out, "failed", "told once", "ready again")
+	if strings.Contains(out, testKey) {
+		t.Errorf("Neovim's output holds the key")
+	}
+	// Once refused, typing on asks the server nothing: the requests refused are those the first
+	// keys had in flight.
+	if n := refused.Load(); n > 3 {
+		t.Errorf("%d requests were refused: typing on after the refusal still reached the server", n)
+	}
 }

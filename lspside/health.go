@@ -62,8 +62,8 @@ func (h *health) answered(agent *acpside.Agent) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.of(agent)
-	changed := h.timeouts >= slowAfter || h.errors >= slowAfter || h.refused != ""
-	h.timeouts, h.errors, h.refused = 0, 0, ""
+	changed := h.timeouts >= slowAfter || h.errors >= slowAfter || h.refused != "" || !h.pauseUntil.IsZero()
+	h.timeouts, h.errors, h.refused, h.pauseUntil = 0, 0, "", time.Time{}
 	return changed
 }
 
