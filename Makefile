@@ -50,7 +50,7 @@ bench:
 
 # The packages with fuzz targets. Each target's corpus is committed in testdata/fuzz/<Name>/ and
 # runs, with the targets' seeds, as ordinary tests.
-FUZZ_PKGS := ./acpside ./encoding ./document ./editorstate ./translate ./lspside ./nesagent/builtin ./workspace
+FUZZ_PKGS := ./acpside ./encoding ./document ./editorstate ./translate ./lspside ./nesagent ./nesagent/builtin ./nesagent/model ./workspace
 # A budget in runs (Nx), not in seconds: with a time budget, Go 1.26's fuzz coordinator can report
 # "context deadline exceeded" as a failure when the time runs out while a worker is busy (Go issue
 # 75804, fixed in Go 1.27), which fails CI on a loaded machine with no failing input found. A count

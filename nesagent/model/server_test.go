@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
@@ -229,4 +230,31 @@ func TestKindCheckGivesUpAfterTries(t *testing.T) {
 	if n := strings.Count(log.String(), "taken as OpenAI-compatible"); n != 1 {
 		t.Errorf("said %d times that it took the server as OpenAI-compatible:\n%s", n, log.String())
 	}
+}
+
+// FuzzScrubNeverShowsTheKey: whatever a server answers, and wherever it puts the key (whole,
+// URL-encoded, or a part of eight characters or more), what the agent makes of it holds none of
+// the key's runs of eight characters.
+func FuzzScrubNeverShowsTheKey(f *testing.F) {
+	f.Add("sk-test-7f3a9c2e5b1d4068", "Incorrect API key provided: ", "!", 0, 24)
+	f.Add("abcdefgh", "key=", "&x", 0, 8)
+	f.Add("k+/=k+/=k+/=", "quoted ", "\"", 2, 11)
+	f.Fuzz(func(t *testing.T, key, before, after string, from, to int) {
+		if len(key) < 8 || len(key) > 200 || strings.ContainsAny(key, "\x00") {
+			return
+		}
+		from, to = min(max(from, 0), len(key)), min(max(to, 0), len(key))
+		if to-from < 8 {
+			from, to = 0, len(key)
+		}
+		s := newScrubber(key)
+		for _, text := range []string{before + key + after, before + url.QueryEscape(key) + after, before + key[from:to] + after} {
+			got := s.clean(text, 1<<20)
+			for i := 0; i+8 <= len(key); i++ {
+				if frag := nesagent.CleanText(key[i:i+8], 0); strings.Contains(got, frag) && utf8.ValidString(key[i:i+8]) {
+					t.Fatalf("key %q in %q: the cleaned text %q holds %q", key, text, got, frag)
+				}
+			}
+		}
+	})
 }
