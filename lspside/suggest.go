@@ -130,7 +130,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		return nil, nil
 	case err != nil && endedWithin(agent, 200*time.Millisecond):
 		// The agent died with the request: an outage, not an answer. watchAgent restarts it.
-		s.log.Warn().Str("dir", "agent→bridge").Err(err).Msg("nes/suggest: the agent exited before answering")
+		s.log.Warn().Str("dir", "agent→bridge").Str("error", agentWords(err)).Msg("nes/suggest: the agent exited before answering")
 		return nil, nil
 	case err != nil:
 		if f, ok := acpside.BackendFailure(err); ok {
