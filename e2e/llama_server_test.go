@@ -157,7 +157,7 @@ func TestRealLlamaServer(t *testing.T) {
 
 // TestRealLlamaServerCancelAndTimeout: a request the editor cancels is cancelled on the server
 // (llama-server logs "cancel task"), and so is one that outlasts the agent's --timeout, which the
-// editor hears about.
+// user hears about when they asked for the suggestion.
 func TestRealLlamaServerCancelAndTimeout(t *testing.T) {
 	l := startLlamaServer(t)
 	// Zeta 1 allows a long answer (1,024 tokens): the tiny model takes seconds to write it.
@@ -180,14 +180,21 @@ func TestRealLlamaServerCancelAndTimeout(t *testing.T) {
 		l.waitLog(t, "cancel task", before+1, 20*time.Second)
 	})
 
+	// A request the user asks for gets the agent's failure; one made while typing gets an empty
+	// result (no error per key), and the bridge's log says why.
 	t.Run("timeout", func(t *testing.T) {
 		b, uri := llamaSession(t, l, "zeta", "700ms", "0", text)
 		before := strings.Count(l.Log(), "cancel task")
-		_, err := b.Inline(uri, at)
+		_, err := b.InlineTriggered(uri, at, 1)
 		if err == nil || !strings.Contains(err.Error(), "700ms") {
 			t.Errorf("the editor got %v, want the agent's failure naming its 700ms timeout", err)
 		}
 		l.waitLog(t, "cancel task", before+1, 20*time.Second)
+		if items, err := b.Inline(uri, at); err != nil || len(items) != 0 {
+			t.Errorf("an automatic request past the model's timeout: items %v, error %v; want an empty result", items, err)
+		}
+		waitBridgeLog(t, b.logFile, "within 700ms (the agent's --timeout)")
+		l.waitLog(t, "cancel task", before+2, 20*time.Second)
 	})
 }
 
