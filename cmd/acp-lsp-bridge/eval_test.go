@@ -468,7 +468,7 @@ func TestEvalBinary(t *testing.T) {
 		t.Fatalf("all right: exit %d, %v\n%s", code, err, stderr)
 	}
 	if tot := j.Total; tot.Exact != n || tot.Shown != expectChange || tot.Quiet != expectNothing || tot.ChrF == nil || *tot.ChrF != 100 {
-		t.Errorf("all right: totals %+v", tot)
+		t.Errorf("all right: totals %+v\nstderr:\n%s", tot, stderr)
 	}
 }
 
