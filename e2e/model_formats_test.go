@@ -257,18 +257,25 @@ func TestNeovimModelFormats(t *testing.T) {
 }
 
 // TestDoctorShowsTheModelsFormat: doctor, run on the model agent, says which model it asks in
-// which prompt format and why, in its report and its JSON.
+// which prompt format and why, in its report and its JSON, a near miss of a name included.
 func TestDoctorShowsTheModelsFormat(t *testing.T) {
 	srv, _ := fakeLlamaServer(t, modelFormats[2], t.TempDir()) // zeta-2.1
 	bridge, _ := binaries(t)
 	dir := t.TempDir()
 	r := runDoctor(t, dir, nil, "--", bridge, "agent", "--model-url", srv.URL, "--model", "zeta-2.1")
-	want := `zeta-2.1, asked in the zeta2.1 prompt format (the model's name "zeta-2.1" holds "zeta-2.1")`
+	want := `zeta-2.1, asked in the zeta2.1 prompt format (the model's name "zeta-2.1" is zeta2.1's)`
 	if !strings.Contains(r.stdout, want) {
 		t.Errorf("doctor does not say %q:\n%s", want, r.stdout)
 	}
 	j := doctorJSON(t, runDoctor(t, dir, nil, "--json", "--", bridge, "agent", "--model-url", srv.URL, "--model", "sweepai/sweep-next-edit-v2-7B"))
 	if f, why := field(j, "agent.model.format"), field(j, "agent.model.why"); f != "sweep" || !strings.Contains(fmt.Sprint(why), "v2 7B layout") {
 		t.Errorf("agent.model: format %v, why %v", f, why)
+	}
+	// A name that only looks like Zeta's gets the chat format, and doctor says why and what to
+	// give if it is Zeta.
+	r = runDoctor(t, dir, nil, "--", bridge, "agent", "--model-url", srv.URL, "--model", "my-zeta-finetune-chat")
+	want = `asked in the chat prompt format (the model's name "my-zeta-finetune-chat" holds "zeta" but is not a name that model is published under: the chat format; if it is that model, say --model-format zeta1, zeta2 or zeta2.1)`
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("doctor does not say %q:\n%s", want, r.stdout)
 	}
 }

@@ -29,8 +29,8 @@ edit, and a jump to see it first); after you edit one line, the same edit on nea
 same shape. With --model-url it asks a model (llama.cpp's server, Ollama, vLLM, hosted APIs) to
 rewrite the region around the cursor; see docs/model-agent.md. The open next-edit models (Zed's
 Zeta 1, 2 and 2.1, Sweep's next-edit models, Continue's Instinct) are each asked in the format they
-were trained on, chosen from the model's name (--model-format to say it); any other model gets an
-instruction prompt in chat.
+were trained on, chosen from the name the model is published under (--model-format to say it); any
+other model gets an instruction prompt in chat, and the log says when a name only looked like one.
 
 Flags:
 `
@@ -44,7 +44,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	name := fs.String("model", "", "the model's `name` on that server")
 	keyEnv := fs.String("api-key-env", "", "the environment `variable` holding the server's API key (sent as a Bearer token, to that server only: no redirect elsewhere is followed, and the key is kept out of every message)")
 	timeout := fs.Duration("timeout", model.DefaultTimeout, "how long one request to the model may take, the check of what serves it included; three in a row past it make the bridge's status slow")
-	format := fs.String("model-format", "auto", "the model's prompt `format`: "+model.FormatNames+" (from the model's name: zeta-2.1/zeta2.1, zeta-2/zeta2, zeta, sweep, instinct; anything else chat); see docs/model-agent.md")
+	format := fs.String("model-format", "auto", "the model's prompt `format`: "+model.FormatNames+" (auto: from the name the model is published under, as Zed infers it: zeta2.1/zeta-2.1, zeta2/zeta-2, zeta, any name holding sweep-next-edit, instinct, tags, owners and GGUF suffixes aside; anything else chat); see docs/model-agent.md")
 	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version), openai (llama-server, vLLM, LM Studio, hosted APIs) or ollama; raw formats go to Ollama's /api/generate with raw set")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
 	maxTokens := fs.Int("max-tokens", 0, "the most `tokens` one answer may take: a lower bound answers a slow model sooner, and an answer cut short is dropped (0: the format's own: 1024 for Zeta and Sweep v2, 512 for Sweep and Instinct, for chat sized to the region)")

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -51,12 +52,14 @@ var errNoEdit = errors.New("the model proposes no edit")
 
 // Formats are the formats by name.
 var Formats = map[string]Format{
-	"chat":     chatFormat{},
-	"zeta1":    zeta1Format{},
-	"zeta2":    zeta2Format{},
-	"zeta2.1":  zeta21Format{},
-	"sweep":    sweepFormat{},
-	"instinct": instinctFormat{},
+	"chat":        chatFormat{},
+	"zeta1":       zeta1Format{},
+	"zeta2":       zeta2Format{},
+	"zeta2.1":     zeta21Format{},
+	"sweep":       sweepFormat{},
+	"sweep-small": sweepFormat{layout: sweepSmall},
+	"sweep-7b":    sweepFormat{layout: sweep7B},
+	"instinct":    instinctFormat{},
 }
 
 // MetaKey is the key of agentInfo._meta under which the model agent says its format, the reason
@@ -64,12 +67,63 @@ var Formats = map[string]Format{
 const MetaKey = "acp-lsp-bridge/model"
 
 // FormatNames lists the names --model-format takes, "auto" last.
-const FormatNames = "chat, zeta1, zeta2, zeta2.1, sweep, instinct or auto"
+const FormatNames = "chat, zeta1, zeta2, zeta2.1, sweep, sweep-small, sweep-7b, instinct or auto"
+
+// The names the open next-edit models are published and served under, once modelBase has set
+// aside what is not the model's own (an Ollama tag, an owner, a file's suffixes). Zed's
+// prompt_format "infer" takes zeta2 and zeta2.1 exactly, and any name holding sweep-next-edit;
+// the others are the names of the models' cards and of their GGUF files.
+var formatNames = []struct {
+	names  []string
+	format string
+}{
+	{[]string{"zeta2.1", "zeta-2.1", "zeta2_1", "zeta-2_1", "zeta-2-1"}, "zeta2.1"},
+	{[]string{"zeta2", "zeta-2"}, "zeta2"},
+	{[]string{"zeta", "zeta1", "zeta-1"}, "zeta1"},
+	{[]string{"instinct"}, "instinct"},
+}
+
+// modelOwners are the publishers whose names GGUF re-publishers put before the model's
+// (bartowski's "zed-industries_zeta-GGUF").
+var modelOwners = map[string]bool{"zed-industries": true, "sweepai": true, "continuedev": true}
+
+// buildSuffix is one suffix of a GGUF file's or upload's name that says how it was built, not
+// which model it is: a quantization (-Q8_0, .q4_k_m, IQ3_XS), a precision (f16, bf16), "-GGUF",
+// mradermacher's "-i1", a file revision (".v2").
+var buildSuffix = regexp.MustCompile(`[-._](i?q\d(_[a-z0-9]+)*|f16|bf16|f32|fp16|gguf|ggml|i1|imat|v\d+)$`)
+
+// modelBase is the name of the model a served name stands for: in lower case, without an Ollama
+// tag (":latest", ":Q4_K_M"), a path or owner ("zed-industries/", "hf.co/bartowski/"), a ".gguf"
+// extension and its build suffixes, and a re-publisher's owner prefix.
+func modelBase(model string) string {
+	m := strings.ToLower(strings.TrimSpace(model))
+	if i := strings.LastIndex(m, ":"); i >= 0 && !strings.Contains(m[i:], "/") {
+		m = m[:i]
+	}
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	m = strings.TrimSuffix(m, ".gguf")
+	for {
+		cut := buildSuffix.ReplaceAllString(m, "")
+		if cut == m || cut == "" {
+			break
+		}
+		m = cut
+	}
+	if owner, rest, ok := strings.Cut(m, "_"); ok && modelOwners[owner] {
+		m = rest
+	}
+	return m
+}
 
 // PickFormat is the format named, or with "auto" (or "") the one the model's name calls for, as
-// Zed's prompt_format "infer" does: zeta-2.1 or zeta2.1 is Zeta 2.1, zeta-2 or zeta2 Zeta 2, any
-// other zeta Zeta 1, sweep Sweep, instinct Instinct, anything else the chat format. why says how
-// it was chosen, for the log and doctor.
+// Zed's prompt_format "infer" reads a name: not by any text the name holds, but by the name the
+// model is published under (modelBase): zeta2.1 (or zeta-2.1) is Zeta 2.1, zeta2 (zeta-2) Zeta
+// 2, zeta Zeta 1, instinct Instinct, and, as in Zed, any name holding sweep-next-edit Sweep, in
+// the layout its size calls for. Anything else is the chat format, and a name that holds one of
+// those names without being it ("my-zeta-finetune-chat") says so. why says what was matched and
+// how, for the log and doctor.
 func PickFormat(name, model string) (f Format, why string, err error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if name != "" && name != "auto" {
@@ -78,25 +132,29 @@ func PickFormat(name, model string) (f Format, why string, err error) {
 		}
 		return nil, "", fmt.Errorf("--model-format %q: want %s", name, FormatNames)
 	}
-	m := strings.ToLower(model)
-	for _, r := range []struct {
-		marks  []string
-		format string
-	}{
-		{[]string{"zeta-2.1", "zeta2.1", "zeta2_1", "zeta-2_1"}, "zeta2.1"},
-		{[]string{"zeta-2", "zeta2"}, "zeta2"},
-		{[]string{"zeta"}, "zeta1"},
-		{[]string{"sweep"}, "sweep"},
-		{[]string{"instinct"}, "instinct"},
-	} {
-		for _, mark := range r.marks {
-			if strings.Contains(m, mark) {
-				return Formats[r.format], fmt.Sprintf("the model's name %q holds %q", model, mark), nil
-			}
-		}
-	}
 	if model == "" {
 		return Formats["chat"], "no model name", nil
 	}
-	return Formats["chat"], fmt.Sprintf("the model's name %q names none of the next-edit models (zeta, sweep, instinct)", model), nil
+	lower := strings.ToLower(model)
+	if strings.Contains(lower, "sweep-next-edit") {
+		return Formats["sweep"], fmt.Sprintf("the model's name %q holds \"sweep-next-edit\", as Zed infers Sweep", model), nil
+	}
+	base := modelBase(model)
+	read := ""
+	if base != lower {
+		read = fmt.Sprintf(", read as %q (its tag, owner and file suffixes aside)", base)
+	}
+	for _, r := range formatNames {
+		for _, n := range r.names {
+			if base == n {
+				return Formats[r.format], fmt.Sprintf("the model's name %q is %s's%s", model, r.format, read), nil
+			}
+		}
+	}
+	for _, near := range []struct{ part, formats string }{{"zeta", "zeta1, zeta2 or zeta2.1"}, {"sweep", "sweep"}, {"instinct", "instinct"}} {
+		if strings.Contains(lower, near.part) {
+			return Formats["chat"], fmt.Sprintf("the model's name %q holds %q but is not a name that model is published under%s: the chat format; if it is that model, say --model-format %s", model, near.part, read, near.formats), nil
+		}
+	}
+	return Formats["chat"], fmt.Sprintf("the model's name %q names none of the next-edit models (zeta, zeta2, zeta2.1, sweep-next-edit, instinct)%s", model, read), nil
 }

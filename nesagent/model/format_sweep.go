@@ -14,10 +14,33 @@ import (
 //   - sweep-next-edit-v2-7B: the v2 card's inference.py build_prompt with its prefill of the
 //     updated window (PROMPT_TEMPLATE, DIFF_FORMAT, compute_prefill), as its ports copy it.
 //
-// A model name with "7b" in it takes the v2 prompt.
-type sweepFormat struct{}
+// The layout is the format's (--model-format sweep-small or sweep-7b), or with "sweep" the one
+// the model's name calls for: a name with "7b" in it takes the v2 prompt.
+type sweepFormat struct{ layout sweepLayout }
 
-func (sweepFormat) Name() string { return "sweep" }
+// sweepLayout is which card's prompt a Sweep model takes.
+type sweepLayout int
+
+const (
+	sweepByName sweepLayout = iota // from the model's name
+	sweepSmall                     // the 0.5B and 1.5B card's
+	sweep7B                        // the v2 7B card's
+)
+
+func (f sweepFormat) Name() string {
+	switch f.layout {
+	case sweepSmall:
+		return "sweep-small"
+	case sweep7B:
+		return "sweep-7b"
+	}
+	return "sweep"
+}
+
+// v2 reports whether the model takes the v2 7B card's prompt.
+func (f sweepFormat) v2(model string) bool {
+	return f.layout == sweep7B || f.layout == sweepByName && sweepV2(model)
+}
 
 const (
 	sweepFileSep = "<|file_sep|>"
@@ -41,7 +64,7 @@ const (
 var sweepMarkers = []string{sweepFileSep, sweepEOS, sweepV2Cursor, sweepV2EndOfText}
 
 func (f sweepFormat) Build(in *input, lim limits) (*call, error) {
-	if sweepV2(lim.cfg.Model) {
+	if f.v2(lim.cfg.Model) {
 		return f.buildV2(in, lim)
 	}
 	return f.buildV1(in, lim)

@@ -16,40 +16,96 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
-// TestPickFormatFromTheModelsName: auto picks the format as Zed's prompt_format "infer" does, by
-// the model's name, case aside; a format named is taken as it is; a misspelt one is refused.
+// TestPickFormatFromTheModelsName: auto reads the name a model is published under, as Zed's
+// prompt_format "infer" does, not any text the name holds. Each reference name (Zed's, the model
+// cards', their GGUF files', Ollama's and re-publishers' uploads) gives its format, case aside; each
+// near miss gives the chat format and says what it held; a format named is taken as it is; a
+// misspelt one is refused.
 func TestPickFormatFromTheModelsName(t *testing.T) {
 	for model, want := range map[string]string{
+		// Zed's own names, with Ollama's tag.
+		"zeta2":          "zeta2",
+		"zeta2.1":        "zeta2.1",
+		"zeta2:latest":   "zeta2",
+		"zeta2.1:latest": "zeta2.1",
+		// The cards, their files and uploads.
 		"zed-industries/zeta": "zeta1",
 		"zeta":                "zeta1",
-		"bartowski/zed-industries_zeta-GGUF:Q4_K_M": "zeta1",
-		"zeta-2-Q8_0.gguf":                          "zeta2",
-		"zeta2:latest":                              "zeta2",
-		"zed-industries/zeta-2.1":                   "zeta2.1",
-		"zeta2.1":                                   "zeta2.1",
-		"Zeta-2.1-Q4_K_M.gguf":                      "zeta2.1",
-		"sweep-next-edit-1.5b":                      "sweep",
-		"sweepai/sweep-next-edit-v2-7B":             "sweep",
-		"sweep-next-edit-1.5b.q8_0.v2.gguf":         "sweep",
-		"nate/instinct":                             "instinct",
-		"continuedev/instinct":                      "instinct",
-		"qwen2.5-coder:7b":                          "chat",
-		"gpt-4o-mini":                               "chat",
-		"local":                                     "chat",
+		"bartowski/zed-industries_zeta-GGUF:Q4_K_M":   "zeta1",
+		"hf.co/bartowski/zed-industries_zeta-GGUF:Q8": "zeta1",
+		"zeta-Q4_K_M.gguf":                            "zeta1",
+		"zed-industries/zeta-2":                       "zeta2",
+		"zeta-2-Q8_0.gguf":                            "zeta2",
+		"zed-industries/zeta-2.1":                     "zeta2.1",
+		"Zeta-2.1-Q4_K_M.gguf":                        "zeta2.1",
+		"mradermacher/zeta-2.1-i1-GGUF":               "zeta2.1",
+		"zeta-2.1:latest":                             "zeta2.1",
+		"sweepai/sweep-next-edit-0.5B":                "sweep",
+		"sweep-next-edit-1.5b":                        "sweep",
+		"sweep-next-edit-1.5b.q8_0.v2.gguf":           "sweep",
+		"sweepai/sweep-next-edit-v2-7B":               "sweep",
+		"sweep-next-edit:latest":                      "sweep",
+		"continuedev/instinct":                        "instinct",
+		"nate/instinct":                               "instinct",
+		"instinct:latest":                             "instinct",
+		// Near misses and other models.
+		"my-zeta-finetune-chat": "chat",
+		"zetacoder":             "chat",
+		"zeta-chat:7b":          "chat",
+		"zeta3":                 "chat",
+		"sweep":                 "chat",
+		"sweeper-7b":            "chat",
+		"instinct-chat":         "chat",
+		"qwen2.5-coder:7b":      "chat",
+		"gpt-4o-mini":           "chat",
+		"local":                 "chat",
 	} {
 		f, why, err := PickFormat("auto", model)
 		if err != nil || f.Name() != want || why == "" {
 			t.Errorf("auto for %q = %v (%s), %v; want %s", model, f, why, err, want)
+			continue
 		}
 		if f, _, _ := PickFormat("", model); f.Name() != want {
 			t.Errorf("\"\" for %q = %s, want %s", model, f.Name(), want)
 		}
+		if want == "chat" {
+			for _, part := range []string{"zeta", "sweep", "instinct"} {
+				if strings.Contains(strings.ToLower(model), part) && !strings.Contains(why, "holds \""+part+"\" but is not") {
+					t.Errorf("auto for the near miss %q does not say what it held: %s", model, why)
+				}
+			}
+		}
+	}
+	if _, why, _ := PickFormat("auto", "bartowski/zed-industries_zeta-GGUF:Q4_K_M"); !strings.Contains(why, `read as "zeta"`) {
+		t.Errorf("the reason does not say how the name was read: %s", why)
 	}
 	if f, why, err := PickFormat("ZETA2", "qwen2.5-coder:7b"); err != nil || f.Name() != "zeta2" || !strings.Contains(why, "--model-format") {
 		t.Errorf("a format named: %v %q %v", f, why, err)
 	}
-	if _, _, err := PickFormat("zeta3", "x"); err == nil || !strings.Contains(err.Error(), "chat, zeta1, zeta2, zeta2.1, sweep, instinct or auto") {
+	if _, _, err := PickFormat("zeta3", "x"); err == nil || !strings.Contains(err.Error(), "chat, zeta1, zeta2, zeta2.1, sweep, sweep-small, sweep-7b, instinct or auto") {
 		t.Errorf("a misspelt format: %v", err)
+	}
+}
+
+// TestSweepLayoutNamed: --model-format sweep-small and sweep-7b take their card's layout whatever
+// the model's name; sweep takes the one the name calls for.
+func TestSweepLayoutNamed(t *testing.T) {
+	for _, tc := range []struct {
+		format, model string
+		v2            bool
+	}{
+		{"sweep", "sweep-next-edit-1.5b", false},
+		{"sweep", "sweep-next-edit-v2-7b", true},
+		{"sweep-7b", "sweep:latest", true},
+		{"sweep-small", "my-sweep-7b-copy", false},
+	} {
+		f, _, err := PickFormat(tc.format, tc.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.(sweepFormat).v2(tc.model); got != tc.v2 {
+			t.Errorf("--model-format %s, model %q: v2 layout %v, want %v", tc.format, tc.model, got, tc.v2)
+		}
 	}
 }
 
