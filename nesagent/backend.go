@@ -1,6 +1,7 @@
 package nesagent
 
 import (
+	"context"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -36,6 +37,27 @@ type BackendError struct {
 
 func (e *BackendError) Error() string { return e.Err.Error() }
 func (e *BackendError) Unwrap() error { return e.Err }
+
+// Quiet is why an engine that had an answer chose not to show it (the model agent's quality gate,
+// an answer it could not read): the agent answers with no suggestion and says why in the result's
+// _meta[QuietMetaKey] ({"rule", "why"}), for a client to tell a user who asked, and for eval to
+// count.
+type Quiet struct {
+	// Rule names the rule that kept the answer back, short and stable ("undo", "rewrite").
+	Rule string
+	// Why says it for a person, in one line.
+	Why string
+}
+
+// Reasoned is implemented by engines that say why they have no suggestion; the agent then uses
+// SuggestWithReason instead of Suggest.
+type Reasoned interface {
+	SuggestWithReason(ctx context.Context, req Request) ([]Suggestion, *Quiet, error)
+}
+
+// QuietMetaKey is the key of a nes/suggest result's _meta under which the agent says why it has
+// no suggestion (Quiet).
+const QuietMetaKey = "acp-lsp-bridge/quiet"
 
 // maxErrorBytes bounds the text of an error the agent sends.
 const maxErrorBytes = 1000

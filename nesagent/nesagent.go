@@ -386,11 +386,23 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 			}
 		}
 	}
-	sugs, err := a.engine.Suggest(ctx, req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, acp.NewRequestCancelled(nil)
-		}
+	var sugs []Suggestion
+	var quiet *Quiet
+	if r, ok := a.engine.(Reasoned); ok {
+		sugs, quiet, err = r.SuggestWithReason(ctx, req)
+	} else {
+		sugs, err = a.engine.Suggest(ctx, req)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, acp.NewRequestCancelled(nil)
+	case err == nil && len(sugs) == 0 && quiet != nil:
+		// No suggestion, and why: an answer, not a failure.
+		return acp.UnstableSuggestNesResponse{
+			Suggestions: []acp.UnstableNesSuggestion{},
+			Meta:        map[string]any{QuietMetaKey: map[string]any{"rule": quiet.Rule, "why": ErrorText(quiet.Why)}},
+		}, nil
+	case err != nil:
 		return nil, engineError(err)
 	}
 	a.mu.Lock()

@@ -48,6 +48,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version), openai (llama-server, vLLM, LM Studio, hosted APIs) or ollama; raw formats go to Ollama's /api/generate with raw set")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
 	maxTokens := fs.Int("max-tokens", 0, "the most `tokens` one answer may take: a lower bound answers a slow model sooner, and an answer cut short is dropped (0: the format's own: 1024 for Zeta and Sweep v2, 512 for Sweep and Instinct, for chat sized to the region)")
+	noGate := fs.Bool("no-gate", false, "show every answer that changes the region: turn off the quality gate that keeps back answers it takes for noise (whitespace only, the prompt copied, runaway growth, a rewrite of most of the region, an undo of your last edit, an answer cut short); see docs/model-agent.md")
 	verbose := fs.Bool("verbose", false, "also log each request to stderr: sizes, timings, and why an answer was dropped (never document text)")
 	if code, done := parseFlags(fs, args, agentUsage, "run acp-lsp-bridge agent --help for the flags", stdout, stderr); done {
 		return code
@@ -81,7 +82,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "acp-lsp-bridge agent: --model-url and --model go together")
 		return 2
 	default:
-		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens}
+		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens, NoGate: *noGate}
 		if *keyEnv != "" {
 			cfg.APIKey, cfg.APIKeyEnv = os.Getenv(*keyEnv), *keyEnv
 			if cfg.APIKey == "" {

@@ -18,6 +18,13 @@ import (
 // cannot be read or fails the gate shows nothing, with the reason in the debug log. Errors are the
 // model's server failing: unreachable, too slow, an error status, a malformed body.
 func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, error) {
+	sugs, _, err := e.SuggestWithReason(ctx, req)
+	return sugs, err
+}
+
+// SuggestWithReason is Suggest, and when the model answered but nothing is shown, why
+// (nesagent.Quiet: the rule, and the reason in a line).
+func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
 	name := relName
 	if e.cfg.AbsolutePaths {
 		name = absName
@@ -32,63 +39,90 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 	c, err := e.format.Build(in, limits{cfg: &e.cfg, contextTokens: e.cfg.ContextTokens, maxTokens: e.cfg.MaxTokens})
 	if err != nil {
 		e.cfg.Log.Debug("model: nothing asked: "+err.Error(), "uri", req.URI, "format", e.format.Name())
-		return nil, nil
+		return nil, nil, nil
 	}
 	c.URI = req.URI
 	gctx, end := e.gens.start(ctx, req.URI)
 	defer end()
 	if err := gctx.Err(); err != nil {
-		return nil, err // superseded while the one before it was ending
+		return nil, nil, err // superseded while the one before it was ending
 	}
 	answer, err := e.c.Complete(gctx, c.Prompt)
 	end()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(answer.Changes) > 0 {
 		// A coding agent proposed its edit as a change to the file rather than in its text.
-		return changeSuggestions(req, answer.Changes, e.cfg.Log), nil
+		return changeSuggestions(req, answer.Changes, e.cfg.Log), nil, nil
 	}
-	s, why := e.read(in, c, answer)
-	if why != "" {
+	s, quiet := e.read(in, c, answer)
+	if quiet != nil {
 		level := slog.LevelDebug
-		if strings.HasPrefix(why, unfitPrefix) {
+		if quiet.Rule == RuleUnfitText {
 			level = slog.LevelWarn
 		}
-		e.cfg.Log.Log(ctx, level, "model: answer dropped: "+why, "uri", req.URI, "format", e.format.Name(), "answer_bytes", len(answer.Text))
-		return nil, nil
+		e.cfg.Log.Log(ctx, level, "model: answer dropped: "+quiet.Why, "rule", quiet.Rule, "uri", req.URI, "format", e.format.Name(), "answer_bytes", len(answer.Text))
+		return nil, quiet, nil
 	}
-	return []nesagent.Suggestion{s}, nil
+	return []nesagent.Suggestion{s}, nil, nil
 }
 
+// The rules by which an answer is not shown (nesagent.Quiet.Rule). Those of the quality gate
+// (GateRules) are off with Config.NoGate; the others hold whatever it says: an answer with
+// nothing to show, or one that must not reach the editor.
+const (
+	RuleNoChange      = "no-change"      // the answer leaves the region as it is
+	RuleUnreadable    = "unreadable"     // the format's grammar cannot read it
+	RuleUnfitText     = "unfit-text"     // invalid UTF-8, NUL or another control character
+	RuleOutsideRegion = "outside-region" // an edit outside the region the model was given
+	RuleCutShort      = "cut-short"      // cut by the bound on tokens before the format's end
+	RuleWhitespace    = "whitespace"     // a change of whitespace only
+	RulePromptCopy    = "prompt-copy"    // the answer holds the format's markers
+	RuleRunaway       = "runaway"        // far larger than the region
+	RuleRewrite       = "rewrite"        // keeps too few of the region's lines
+	RuleUndo          = "undo"           // puts back what the user's last edit replaced
+)
+
+// GateRules are the quality gate's rules, in the order they are tried.
+var GateRules = []string{RuleCutShort, RuleWhitespace, RulePromptCopy, RuleRunaway, RuleRewrite, RuleUndo}
+
 // read turns an answer into a suggestion of the request's document, or says why there is none.
-func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, string) {
-	if answer.Cut && !holdsAny(answer.Text, c.ends) {
-		return nesagent.Suggestion{}, fmt.Sprintf("cut short: the server stopped at a length limit (the request allowed %d tokens) before the answer's end", c.MaxTokens)
+func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, *nesagent.Quiet) {
+	quiet := func(rule, why string) (nesagent.Suggestion, *nesagent.Quiet) {
+		return nesagent.Suggestion{}, &nesagent.Quiet{Rule: rule, Why: why}
+	}
+	if !e.cfg.NoGate && answer.Cut && !holdsAny(answer.Text, c.ends) {
+		return quiet(RuleCutShort, fmt.Sprintf("cut short: the server stopped at a length limit (the request allowed %d tokens) before the answer's end", c.MaxTokens))
 	}
 	text, cursor, err := c.read(answer.Text)
 	switch {
 	case errors.Is(err, errNoEdit):
-		return nesagent.Suggestion{}, "no change: " + err.Error()
+		return quiet(RuleNoChange, "no change: "+err.Error())
 	case err != nil:
-		return nesagent.Suggestion{}, "unreadable: " + err.Error()
+		return quiet(RuleUnreadable, "unreadable: "+err.Error())
 	}
-	if why := gate(in, c, text); why != "" {
-		return nesagent.Suggestion{}, why
+	if text == in.text[c.start:c.end] {
+		return quiet(RuleNoChange, "no change")
+	}
+	if !e.cfg.NoGate {
+		if rule, why := gate(in, c, text); rule != "" {
+			return quiet(rule, why)
+		}
 	}
 	start, end := in.toOrig(c.start), in.toOrig(c.end)
 	newText := in.breaks(text)
 	edits := regionEdits(in.req.Text[start:end], newText, start)
 	for _, ed := range edits {
 		if ed.Start < start || ed.End > end {
-			return nesagent.Suggestion{}, "an edit outside the region the model was given"
+			return quiet(RuleOutsideRegion, "an edit outside the region the model was given")
 		}
 	}
 	if len(edits) == 0 {
-		return nesagent.Suggestion{}, "no change"
+		return quiet(RuleNoChange, "no change")
 	}
 	if why := unfitEdits(edits, in.req.Text); why != "" {
-		return nesagent.Suggestion{}, why
+		return quiet(RuleUnfitText, why)
 	}
 	s := nesagent.Suggestion{Edits: edits}
 	if cursor >= 0 && cursor <= len(text) {
@@ -97,12 +131,12 @@ func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, s
 		at := start + len(in.breaks(text[:cursor]))
 		s.Cursor = &at
 	}
-	return s, ""
+	return s, nil
 }
 
-// gate drops an answer that would be noise rather than the next edit, and says why (debug log),
-// in this order:
-//   - it changes nothing, or only whitespace;
+// gate drops an answer that would be noise rather than the next edit, and says which rule and why
+// (debug log, and the agent's answer), in this order:
+//   - it changes only whitespace;
 //   - it holds the format's markers or prompt text that the region did not (the model copied its
 //     prompt);
 //   - it grows far beyond the region (a runaway answer repeating itself);
@@ -113,29 +147,26 @@ func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, s
 //
 // Before it, engine.read drops an answer cut short by its bound on tokens (unless the format's
 // end is in it) and one the format cannot read; after it, edits outside the region are refused.
-func gate(in *input, c *call, text string) string {
+func gate(in *input, c *call, text string) (rule, why string) {
 	region := in.text[c.start:c.end]
-	if text == region {
-		return "no change"
-	}
 	if squash(text) == squash(region) {
-		return "a change of whitespace only"
+		return RuleWhitespace, "a change of whitespace only"
 	}
 	for _, m := range c.markers {
 		if m != "" && strings.Contains(text, m) && !strings.Contains(region, m) {
-			return "the answer holds the format's marker " + quote(m) + ": the model copied its prompt"
+			return RulePromptCopy, "the answer holds the format's marker " + quote(m) + ": the model copied its prompt"
 		}
 	}
 	if len(text) > 3*len(region)+maxGrowth {
-		return "runaway growth: the answer is far larger than the region"
+		return RuleRunaway, "runaway growth: the answer is far larger than the region"
 	}
 	if kept, total := keptLines(region[c.given:], strings.TrimPrefix(text, region[:c.given])); total >= 3 && 2*kept < total {
-		return fmt.Sprintf("a rewrite, not an edit: the answer keeps %d of the region's %d lines", kept, total)
+		return RuleRewrite, fmt.Sprintf("a rewrite, not an edit: the answer keeps %d of the region's %d lines", kept, total)
 	}
 	if last, ok := in.lastEvent(); ok && undoes(in, c, text, last) {
-		return "it undoes the most recent edit"
+		return RuleUndo, "it undoes the most recent edit"
 	}
-	return ""
+	return "", ""
 }
 
 // maxGrowth is what an answer may add beyond three times the region before it counts as runaway.
@@ -239,8 +270,8 @@ func (g *generations) start(ctx context.Context, uri string) (_ context.Context,
 	}
 }
 
-// unfitPrefix starts the reasons of unfitText: a server or model that is broken, not a model's
-// poor guess, logged as a warning.
+// unfitPrefix starts the reasons of unfitText (RuleUnfitText: a server or model that is broken,
+// not a model's poor guess, logged as a warning).
 const unfitPrefix = "unfit text: the answer "
 
 // unfitText says why text, which an answer would write into the document, cannot go to the

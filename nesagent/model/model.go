@@ -89,6 +89,11 @@ type Config struct {
 	// and no next-edit model was trained on them).
 	AbsolutePaths bool
 
+	// NoGate turns the quality gate off (GateRules, engine.go): every answer that changes the
+	// region is shown, for users who want every answer and for measuring what the gate does
+	// (eval --no-gate). What cannot be shown (no change, unreadable, unfit text) still is not.
+	NoGate bool
+
 	// Instructions replaces the system message (default DefaultInstructions). The user message
 	// and the answer's markers stay as they are.
 	Instructions string
