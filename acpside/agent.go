@@ -648,6 +648,13 @@ func (a *Agent) speaksV2() bool {
 // tap hands the answer straight back, read once, without the SDK's second reading of every answer,
 // its goroutine per request and the pipe between the tap and the SDK.
 func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, error) {
+	sugs, _, err := a.SuggestWithNote(ctx, req)
+	return sugs, err
+}
+
+// SuggestWithNote is Suggest, and for an answer with no suggestion, what the agent said of why
+// (its result's _meta["acp-lsp-bridge/quiet"], nil when it said nothing).
+func (a *Agent) SuggestWithNote(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, *Quiet, error) {
 	req.SessionId = a.Session()
 	if a.Prompted() {
 		return a.suggestFront(ctx, req)
@@ -656,18 +663,22 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 	id := `"nes-` + strconv.FormatUint(n, 10) + `"` // as on the wire
 	params, err := appendSuggestParams(nil, &req)
 	if err != nil {
-		return nil, fmt.Errorf("nes/suggest: %w", err)
+		return nil, nil, fmt.Errorf("nes/suggest: %w", err)
 	}
 	answer := make(chan []byte, 1)
 	a.tap.own(id, answer)
 	if err := a.sendEncoded(id, acp.AgentMethodNesSuggest, params, false); err != nil {
 		a.tap.forget(id)
-		return nil, fmt.Errorf("nes/suggest: %w", err)
+		return nil, nil, fmt.Errorf("nes/suggest: %w", err)
 	}
 	select {
 	case line := <-answer:
 		a.tap.forget(id)
-		return decodeAnswer(line)
+		sugs, err := decodeAnswer(line)
+		if err != nil || len(sugs) > 0 {
+			return sugs, nil, err
+		}
+		return sugs, quietNote(line, true), nil
 	case <-ctx.Done():
 		answered := a.tap.abandon(id)
 		if err := a.send("", cancelRequest, map[string]jsontext.Value{"requestId": jsontext.Value(id)}, false); err != nil {
@@ -676,10 +687,10 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 		if answered { // the answer came as ctx ended: its suggestions end as late ones
 			go a.lateAnswer(<-answer)
 		}
-		return nil, ErrCancelled
+		return nil, nil, ErrCancelled
 	case <-a.tap.done:
 		a.tap.forget(id)
-		return nil, fmt.Errorf("nes/suggest: %w", errConnectionEnded)
+		return nil, nil, fmt.Errorf("nes/suggest: %w", errConnectionEnded)
 	}
 }
 
@@ -712,19 +723,23 @@ func (a *Agent) sendEncoded(id, method string, params []byte, lazy bool) error {
 // suggestFront asks the in-process NES agent of a prompted agent. When ctx ends first, its request
 // is cancelled, which cancels the prompt (session/cancel); a late answer is dropped: the prompt
 // it came from is over.
-func (a *Agent) suggestFront(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, error) {
+func (a *Agent) suggestFront(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, *Quiet, error) {
 	raw, err := acp.SendRequest[json.RawMessage](a.nesConn(), ctx, acp.AgentMethodNesSuggest, req)
 	if ctx.Err() != nil {
-		return nil, ErrCancelled
+		return nil, nil, ErrCancelled
 	}
 	if err != nil {
 		if failure := a.prompter().takeFailure(); failure != nil {
 			// As the prompt failed (auth_required, ErrPromptsStopped), not as text.
-			return nil, failure
+			return nil, nil, failure
 		}
-		return nil, fmt.Errorf("nes/suggest: %w", err)
+		return nil, nil, fmt.Errorf("nes/suggest: %w", err)
 	}
-	return DecodeSuggestions(raw)
+	sugs, err := DecodeSuggestions(raw)
+	if err != nil || len(sugs) > 0 {
+		return sugs, nil, err
+	}
+	return sugs, quietNote(raw, false), nil
 }
 
 // lateAnswer passes on the suggestions of the answer (the whole line) to a nes/suggest the bridge

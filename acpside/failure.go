@@ -1,10 +1,13 @@
 package acpside
 
 import (
+	"bytes"
 	"errors"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The reasons an agent's error may give for a failure of the service behind it (a model's server,
@@ -74,4 +77,47 @@ func ErrorWords(err error) string {
 		return re.Message + ": " + s
 	}
 	return re.Message
+}
+
+// Quiet is what an agent said of why it has no suggestion: the _meta["acp-lsp-bridge/quiet"] of
+// its nes/suggest result, {"rule", "why"} (the bridge's own agents say it when their model's
+// answer was kept back; docs/surfaces.md). Untrusted: to be cleaned before a person reads it.
+type Quiet struct {
+	Rule, Why string
+}
+
+// quietKey is the _meta key of Quiet.
+const quietKey = "acp-lsp-bridge/quiet"
+
+// quietNote reads Quiet from an answer with no suggestion: the whole message when envelope is
+// set, else its result. nil when the agent said nothing of why.
+func quietNote(data []byte, envelope bool) *Quiet {
+	if !bytes.Contains(data, []byte(quietKey)) {
+		return nil
+	}
+	// Other keys of _meta may hold anything: only this one is read.
+	type result struct {
+		Meta map[string]jsontext.Value `json:"_meta"`
+	}
+	var r result
+	if envelope {
+		var m struct {
+			Result *result `json:"result"`
+		}
+		if jsonv2.Unmarshal(data, &m, LenientJSON) != nil || m.Result == nil {
+			return nil
+		}
+		r = *m.Result
+	} else if jsonv2.Unmarshal(data, &r, LenientJSON) != nil {
+		return nil
+	}
+	var q struct {
+		Rule string `json:"rule"`
+		Why  string `json:"why"`
+	}
+	raw, ok := r.Meta[quietKey]
+	if !ok || jsonv2.Unmarshal(raw, &q, LenientJSON) != nil || q.Rule == "" && q.Why == "" {
+		return nil
+	}
+	return &Quiet{Rule: q.Rule, Why: q.Why}
 }

@@ -160,13 +160,16 @@ func (s *Server) suggestCommand(ctx context.Context, args []json.RawMessage) err
 		s.showMessage(ctx, protocol.MessageTypeInfo, s.notReady())
 		return nil
 	}
-	lives, err := s.requestSuggestions(ctx, suggestRequest{snap: snap, cursor: cursor, trigger: acp.UnstableNesTriggerKindManual, explicit: true})
+	var told bool
+	lives, err := s.requestSuggestions(ctx, suggestRequest{snap: snap, cursor: cursor, trigger: acp.UnstableNesTriggerKindManual, explicit: true, toldWhy: &told})
 	if err != nil {
 		return err
 	}
 	best := bestSuggestion(lives, cursor)
 	if best == nil {
-		s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: the agent has no suggestion here.")
+		if !told {
+			s.showMessage(ctx, protocol.MessageTypeInfo, "acp-lsp-bridge: the agent has no suggestion here.")
+		}
 		return nil
 	}
 	if loc, err := best.where(editor); err != nil {

@@ -17,6 +17,10 @@ import (
 // the agent's own for its model), or the agent's service asked for a pause.
 const StatusSlow = "slow"
 
+// maxQuietWords bounds the agent's reason for keeping its answer back, in the line the user is
+// told.
+const maxQuietWords = 200
+
 // maxAgentWords bounds the agent's own words in a message to the user or in an error the editor
 // gets.
 const maxAgentWords = 500

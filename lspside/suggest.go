@@ -3,17 +3,20 @@ package lspside
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/editorstate"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
@@ -27,6 +30,9 @@ type suggestRequest struct {
 	explicit bool
 	// diagnostics from the editor, sent to an agent that asked for them.
 	diagnostics []lspDiagnostic
+	// toldWhy, when set, is set to true when the user was told why nothing shows (the agent's
+	// note on an answer with no suggestion).
+	toldWhy *bool
 }
 
 var errCancelled = jsonrpc2.Errorf(codeRequestCancelled, "request cancelled")
@@ -103,7 +109,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	if agent.Prompted() {
 		endProgress = s.progress(ctx, "acp-lsp-bridge", "asking "+agent.Name()+"…")
 	}
-	sugs, err := agent.Suggest(sctx, params)
+	sugs, note, err := agent.SuggestWithNote(sctx, params)
 	if endProgress != nil {
 		endProgress()
 	}
@@ -142,6 +148,18 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	}
 	if s.health.answered(agent) {
 		s.statusChanged()
+	}
+	if note != nil && req.explicit {
+		// The user asked, and the agent kept its answer back: say why, in a line.
+		why := nesagent.CleanText(strings.Join(strings.Fields(note.Why), " "), maxQuietWords)
+		if why == "" {
+			why = nesagent.CleanText(note.Rule, maxQuietWords)
+		}
+		s.log.Debug().Str("uri", uri).Str("rule", note.Rule).Str("why", why).Msg("empty result: the agent kept its answer back")
+		s.showMessage(context.WithoutCancel(ctx), protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: %s has no suggestion here: %s.", agent.Name(), strings.TrimSuffix(why, ".")))
+		if req.toldWhy != nil {
+			*req.toldWhy = true
+		}
 	}
 
 	// Present the answer only for the version it was computed on: check and register under the
