@@ -25,7 +25,7 @@ var evalUsage = `acp-lsp-bridge eval: how well a model predicts the next edit, t
 
 Usage:
   acp-lsp-bridge eval --model-url URL --model NAME [--model-format F] [--model-server S]
-                      [--model-context N] [--api-key-env VAR] [--timeout D] [--json] [DIR]
+                      [--model-context N] [--api-key-env VAR] [--timeout D] [--no-gate] [--json] [DIR]
 
 Example, with llama.cpp's server running a coding model on this machine:
   llama-server -m qwen2.5-coder-7b-instruct-q4_k_m.gguf --port 8080
@@ -55,6 +55,11 @@ Metrics:
                         (and the lines between) among its changed lines, which lowers its score.
   shown where expected  how often the agent suggested an edit where one was expected
   quiet where none      how often it suggested none where none was expected
+  kept back             the answers the agent had but did not show, by rule (its quality gate:
+                        cut-short, whitespace, prompt-copy, runaway, rewrite, undo; or what it
+                        cannot show: no-change, unreadable, unfit-text, outside-region), and how
+                        many of them were where nothing was expected (noise kept back) or where
+                        an edit was (an answer lost); --no-gate runs the agent without its gate
   latency               p50 and p90 (nearest rank) of the time nes/suggest took; as each scenario
                         has an agent of its own, each includes a new connection to the server
                         (and, for a raw format with --model-server auto, its /api/version probe:
@@ -92,7 +97,7 @@ type evalOptions struct {
 	url, model, format, server, keyEnv string
 	contextTokens                      int
 	timeout                            time.Duration
-	json, verbose                      bool
+	json, verbose, noGate              bool
 	dir                                string
 }
 
@@ -108,6 +113,7 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 	fs.StringVar(&opts.keyEnv, "api-key-env", "", "the environment `variable` holding the server's API key (passed to the agent)")
 	fs.DurationVar(&opts.timeout, "timeout", 30*time.Second, "how long one request to the model may take (passed to the agent, whose own default is "+model.DefaultTimeout.String()+"; a scenario without an answer by then fails)")
 	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
+	fs.BoolVar(&opts.noGate, "no-gate", false, "run the agent with --no-gate: its quality gate off, every answer that changes the region shown (compare with a run without it to see what the gate does)")
 	fs.BoolVar(&opts.verbose, "verbose", false, "also run the agent with --verbose and copy its stderr (prompt format, request sizes and timings, why an answer was dropped) to stderr")
 	if code, done := parseFlags(fs, args, evalUsage, "run acp-lsp-bridge eval --help for the flags", stdout, stderr); done {
 		return opts, code, true
@@ -149,6 +155,9 @@ func (o evalOptions) agentArgs() []string {
 	}
 	if o.verbose {
 		args = append(args, "--verbose")
+	}
+	if o.noGate {
+		args = append(args, "--no-gate")
 	}
 	return args
 }

@@ -285,19 +285,24 @@ type evalJSON struct {
 		Exact     bool     `json:"exact"`
 		ChrF      *float64 `json:"chrF"`
 		LatencyMs *float64 `json:"latencyMs"`
+		KeptBack  *struct {
+			Rule, Why string
+		} `json:"keptBack"`
 	} `json:"results"`
 	Total struct {
-		Scenarios     int      `json:"scenarios"`
-		Evaluated     int      `json:"evaluated"`
-		Failed        int      `json:"failed"`
-		Exact         int      `json:"exact"`
-		ExpectChange  int      `json:"expectChange"`
-		Shown         int      `json:"shownWhereExpected"`
-		ExpectNothing int      `json:"expectNothing"`
-		Quiet         int      `json:"quietWhereNone"`
-		ChrF          *float64 `json:"chrF"`
-		P50           *float64 `json:"latencyP50Ms"`
-		P90           *float64 `json:"latencyP90Ms"`
+		Scenarios      int            `json:"scenarios"`
+		Evaluated      int            `json:"evaluated"`
+		Failed         int            `json:"failed"`
+		Exact          int            `json:"exact"`
+		ExpectChange   int            `json:"expectChange"`
+		Shown          int            `json:"shownWhereExpected"`
+		ExpectNothing  int            `json:"expectNothing"`
+		Quiet          int            `json:"quietWhereNone"`
+		ChrF           *float64       `json:"chrF"`
+		P50            *float64       `json:"latencyP50Ms"`
+		P90            *float64       `json:"latencyP90Ms"`
+		KeptBack       map[string]int `json:"keptBack"`
+		KeptBackWanted int            `json:"keptBackWhereExpected"`
 	} `json:"total"`
 }
 
@@ -594,5 +599,73 @@ func TestEvalBinaryBadScenario(t *testing.T) {
 	code, _, stderr = runBin(t, bin, nil, "eval", "--model-url", "http://127.0.0.1:9", "--model", "m", t.TempDir())
 	if code != 2 || !strings.Contains(stderr, "no scenario files (*.txtar)") {
 		t.Errorf("empty directory: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// typoScenario is the case of issue 35: the user typed "im" before "from" by accident; the edit
+// that should come next puts "from" back, which today's quality gate takes for an undo of the
+// last edit and keeps back.
+const typoScenario = `kind: fix
+language: python
+path: app/proxy.py
+description: a stray "im" typed before "from" is taken back
+
+-- before --
+import os
+from werkzeug.local import LocalProxy
+
+current = LocalProxy(lambda: os.environ)
+-- edit --
+import os
+im‸from werkzeug.local import LocalProxy
+
+current = LocalProxy(lambda: os.environ)
+-- expect --
+import os
+from werkzeug.local import LocalProxy
+
+current = LocalProxy(lambda: os.environ)
+`
+
+// TestEvalBinaryKeptBack: eval says which answers the agent kept back and by which rule, per
+// scenario and in total, in its table and its JSON; with --no-gate the same answer is shown and
+// scored. The model answers the expected edit.
+func TestEvalBinaryKeptBack(t *testing.T) {
+	bin := buildBridge(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "py-typo-undone.txtar"), []byte(typoScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := eval.Parse("py-typo-undone.txtar", []byte(typoScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeModel(t, []*eval.Scenario{s}, func(*eval.Scenario) behaviour { return answerRight })
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	args := []string{"eval", "--json", "--model-url", srv.URL, "--model", "fake-coder"}
+	run := func(extra ...string) evalJSON {
+		t.Helper()
+		code, stdout, stderr := runBin(t, bin, nil, append(append(args, extra...), dir)...)
+		if code != 0 {
+			t.Fatalf("eval %v: exit %d\n%s\n%s", extra, code, stdout, stderr)
+		}
+		var j evalJSON
+		if err := json.Unmarshal([]byte(stdout), &j); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	j := run()
+	if r := j.Results[0]; r.Shown || r.KeptBack == nil || r.KeptBack.Rule != "undo" || j.Total.KeptBackWanted != 1 || j.Total.KeptBack["undo"] != 1 {
+		t.Errorf("with the gate: result %+v, totals %+v; want the right answer kept back as an undo", r, j.Total)
+	}
+	j = run("--no-gate")
+	if r := j.Results[0]; !r.Exact || r.KeptBack != nil || j.Total.KeptBackWanted != 0 {
+		t.Errorf("with --no-gate: result %+v, totals %+v; want the expected edit shown", r, j.Total)
+	}
+	code, stdout, _ := runBin(t, bin, nil, "eval", "--model-url", srv.URL, "--model", "fake-coder", dir)
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "kept back 1 (undo 1) answers the agent kept back: 0 where nothing was expected, 1 where an edit was") {
+		t.Errorf("the table does not count the answer kept back:\n%s", stdout)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,6 +45,11 @@ type Totals struct {
 	// P50 and P90 are percentiles of nes/suggest's latency over the LatencyCount answers.
 	P50, P90     time.Duration
 	LatencyCount int
+	// KeptBack counts the evaluated results whose answer the agent kept back, by rule;
+	// KeptBackRight those of them where nothing was expected (the rule kept noise back), and
+	// KeptBackWanted those where an edit was.
+	KeptBack                      map[string]int
+	KeptBackRight, KeptBackWanted int
 }
 
 func (r *Report) evaluated() int {
@@ -103,6 +109,17 @@ func Summarize(results []*Result) Totals {
 			sum += r.ChrF
 			t.ChrFCount++
 		}
+		if r.KeptBack != "" {
+			if t.KeptBack == nil {
+				t.KeptBack = map[string]int{}
+			}
+			t.KeptBack[r.KeptBack]++
+			if r.Scenario.WantChange {
+				t.KeptBackWanted++
+			} else {
+				t.KeptBackRight++
+			}
+		}
 	}
 	if t.ChrFCount > 0 {
 		t.ChrF = sum / float64(t.ChrFCount)
@@ -123,12 +140,17 @@ func (r *Result) Summary() string {
 		return "exact (" + ms + ")"
 	case s.WantChange && r.Shown:
 		return fmt.Sprintf("shown, not exact, chrF %.1f (%s)", r.ChrF, ms)
+	case s.WantChange && r.KeptBack != "":
+		return "quiet, an edit was expected; the agent kept its answer back (" + r.KeptBack + ": " + r.KeptBackWhy + ") (" + ms + ")"
 	case s.WantChange:
 		return "quiet, an edit was expected (" + ms + ")"
 	case r.Shown && r.Exact:
 		return "shown, but it changes nothing (" + ms + ")"
 	case r.Shown:
 		return "shown, nothing was expected (" + ms + ")"
+	}
+	if r.KeptBack != "" {
+		return "quiet, as expected; the agent kept its answer back (" + r.KeptBack + ") (" + ms + ")"
 	}
 	return "quiet, as expected (" + ms + ")"
 }
@@ -171,6 +193,31 @@ func chrfText(t Totals) string {
 	return fmt.Sprintf("%.1f", t.ChrF)
 }
 
+// keptBackText is how many answers the agent kept back, by rule.
+func keptBackText(t Totals) string {
+	n := t.KeptBackRight + t.KeptBackWanted
+	if n == 0 {
+		return "0"
+	}
+	rules := make([]string, 0, len(t.KeptBack))
+	for rule := range t.KeptBack {
+		rules = append(rules, rule)
+	}
+	sort.Strings(rules)
+	for i, rule := range rules {
+		rules[i] = fmt.Sprintf("%s %d", rule, t.KeptBack[rule])
+	}
+	return fmt.Sprintf("%d (%s)", n, strings.Join(rules, ", "))
+}
+
+// keptBackNote says what the answers kept back were: noise, or edits that were wanted.
+func keptBackNote(t Totals) string {
+	if t.KeptBackRight+t.KeptBackWanted == 0 {
+		return "answers the agent kept back (its quality gate, or answers it could not read)"
+	}
+	return fmt.Sprintf("answers the agent kept back: %d where nothing was expected, %d where an edit was (--no-gate shows them)", t.KeptBackRight, t.KeptBackWanted)
+}
+
 // Human is the report as a table for a person.
 func (r *Report) Human() string {
 	var b strings.Builder
@@ -180,7 +227,7 @@ func (r *Report) Human() string {
 	}
 	b.WriteString("\n\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tKIND\tLANGUAGE\tRESULT\tCHRF\tMS")
+	fmt.Fprintln(w, "SCENARIO\tKIND\tLANGUAGE\tRESULT\tCHRF\tMS\tKEPT BACK")
 	for _, res := range r.Results {
 		s := res.Scenario
 		chrf, ms := "-", "-"
@@ -190,7 +237,11 @@ func (r *Report) Human() string {
 				chrf = fmt.Sprintf("%.1f", res.ChrF)
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Language, res.outcome(), chrf, ms)
+		kept := "-"
+		if res.KeptBack != "" {
+			kept = res.KeptBack
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Language, res.outcome(), chrf, ms, kept)
 	}
 	w.Flush()
 	for _, res := range r.Results {
@@ -221,6 +272,7 @@ func (r *Report) Human() string {
 	fmt.Fprintf(w, "chrF of changed lines\t%s\tmean over the %d scenarios that expect a change\n", chrfText(t), t.ChrFCount)
 	fmt.Fprintf(w, "shown where expected\t%s\ta suggestion where an edit was expected\n", ratio(t.Shown, t.ExpectChange))
 	fmt.Fprintf(w, "quiet where none\t%s\tno suggestion where none was expected\n", ratio(t.Quiet, t.ExpectNothing))
+	fmt.Fprintf(w, "kept back\t%s\t%s\n", keptBackText(t), keptBackNote(t))
 	if t.LatencyCount > 0 {
 		fmt.Fprintf(w, "nes/suggest latency\tp50 %d ms, p90 %d ms\tover %d answers\n", t.P50.Milliseconds(), t.P90.Milliseconds(), t.LatencyCount)
 	} else {
@@ -261,6 +313,13 @@ type jsonResult struct {
 	ExpectedLines *string  `json:"expectedLines,omitempty"`
 	GotLines      *string  `json:"gotLines,omitempty"`
 	Dropped       []string `json:"dropped,omitempty"`
+	// KeptBack is the rule and the reason by which the agent kept its answer back.
+	KeptBack *jsonKeptBack `json:"keptBack,omitempty"`
+}
+
+type jsonKeptBack struct {
+	Rule string `json:"rule"`
+	Why  string `json:"why"`
 }
 
 type jsonTotals struct {
@@ -276,6 +335,11 @@ type jsonTotals struct {
 	ChrFCount     int      `json:"chrFScenarios"`
 	P50           *float64 `json:"latencyP50Ms"`
 	P90           *float64 `json:"latencyP90Ms"`
+	// KeptBack counts the answers kept back by rule; the two others split them by whether an
+	// edit was expected.
+	KeptBack       map[string]int `json:"keptBack"`
+	KeptBackRight  int            `json:"keptBackWhereNone"`
+	KeptBackWanted int            `json:"keptBackWhereExpected"`
 }
 
 func round1(f float64) *float64 {
@@ -292,7 +356,10 @@ func toJSONTotals(t Totals) jsonTotals {
 	j := jsonTotals{
 		Scenarios: t.Scenarios, Evaluated: t.Evaluated, Failed: t.Failed, Exact: t.Exact,
 		ExpectChange: t.ExpectChange, Shown: t.Shown, ExpectNothing: t.ExpectNothing, Quiet: t.Quiet,
-		ChrFCount: t.ChrFCount,
+		ChrFCount: t.ChrFCount, KeptBack: map[string]int{}, KeptBackRight: t.KeptBackRight, KeptBackWanted: t.KeptBackWanted,
+	}
+	for rule, n := range t.KeptBack {
+		j.KeptBack[rule] = n
 	}
 	if t.ChrFCount > 0 {
 		j.ChrF = round1(t.ChrF)
@@ -317,6 +384,9 @@ func (r *Report) JSON() []byte {
 		s := res.Scenario
 		jr := jsonResult{Name: s.Name, File: s.File, Kind: s.Kind, Language: s.Language, Path: s.Path,
 			ExpectChange: s.WantChange, Shown: res.Shown, Exact: res.Exact, Dropped: res.Dropped}
+		if res.KeptBack != "" {
+			jr.KeptBack = &jsonKeptBack{Rule: res.KeptBack, Why: res.KeptBackWhy}
+		}
 		if !res.Evaluated() {
 			e := res.Err
 			jr.Error = &e

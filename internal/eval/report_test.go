@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,45 @@ func TestSummarize(t *testing.T) {
 	tot := Summarize(testResults())
 	want := Totals{Scenarios: 6, Evaluated: 5, Failed: 1, Exact: 2, ExpectChange: 3, Shown: 2, ExpectNothing: 2, Quiet: 1,
 		ChrF: 100.0 / 3, ChrFCount: 3, P50: 300 * time.Millisecond, P90: 500 * time.Millisecond, LatencyCount: 5}
-	if tot != want {
+	if !reflect.DeepEqual(tot, want) {
 		t.Errorf("totals\n%+v, want\n%+v", tot, want)
+	}
+}
+
+// TestReportKeptBack: the answers the agent kept back are counted by rule and by whether an edit
+// was expected, and said per scenario, in the table and in the JSON.
+func TestReportKeptBack(t *testing.T) {
+	results := testResults()
+	results[2].KeptBack, results[2].KeptBackWhy = "undo", "it undoes the most recent edit" // an edit was expected
+	results[3].KeptBack, results[3].KeptBackWhy = "rewrite", "a rewrite, not an edit"      // nothing was
+	tot := Summarize(results)
+	if !reflect.DeepEqual(tot.KeptBack, map[string]int{"undo": 1, "rewrite": 1}) || tot.KeptBackWanted != 1 || tot.KeptBackRight != 1 {
+		t.Errorf("kept back %v, where expected %d, where none %d", tot.KeptBack, tot.KeptBackWanted, tot.KeptBackRight)
+	}
+	rep := &Report{Model: "m", URL: "u", Scenarios: len(results), Results: results}
+	rep.summarize()
+	human := strings.Join(strings.Fields(rep.Human()), " ")
+	for _, want := range []string{"KEPT BACK", "rename-me rename python quiet (missed) 0.0 200 undo", "leave-me nothing rust quiet (right) - 400 rewrite", "kept back 2 (rewrite 1, undo 1) answers the agent kept back: 1 where nothing was expected, 1 where an edit was (--no-gate shows them)"} {
+		if !strings.Contains(human, want) {
+			t.Errorf("the table does not say %q:\n%s", want, human)
+		}
+	}
+	if s := results[2].Summary(); !strings.Contains(s, "kept its answer back (undo: it undoes the most recent edit)") {
+		t.Errorf("summary %q", s)
+	}
+	var j struct {
+		Results []struct {
+			KeptBack *struct{ Rule, Why string } `json:"keptBack"`
+		} `json:"results"`
+		Total struct {
+			KeptBack map[string]int `json:"keptBack"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal(rep.JSON(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Results[2].KeptBack == nil || j.Results[2].KeptBack.Rule != "undo" || j.Results[0].KeptBack != nil || j.Total.KeptBack["rewrite"] != 1 {
+		t.Errorf("JSON: results %+v, total %+v", j.Results, j.Total)
 	}
 }
 

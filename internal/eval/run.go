@@ -17,6 +17,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
 )
 
@@ -62,6 +63,9 @@ type Result struct {
 	// Dropped says what of the answer was left aside: suggestions of other kinds or for other
 	// documents, edit suggestions after the first, edits that could not be applied.
 	Dropped []string
+	// KeptBack is the rule by which the agent kept its model's answer back, and KeptBackWhy its
+	// reason (the answer's _meta "acp-lsp-bridge/quiet"); "" when it said none.
+	KeptBack, KeptBackWhy string
 }
 
 // Evaluated tells that the scenario ran to its score.
@@ -278,8 +282,12 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 	sctx, scancel := context.WithTimeout(ctx, r.cfg.SuggestTimeout)
 	defer scancel()
 	t0 := time.Now()
-	sugs, err := agent.Suggest(sctx, req)
+	sugs, note, err := agent.SuggestWithNote(sctx, req)
 	res.Latency = time.Since(t0)
+	if note != nil && note.Rule != model.RuleNoChange {
+		// An answer the agent had and did not show; one that changes nothing is no answer.
+		res.KeptBack, res.KeptBackWhy = nesagent.CleanText(note.Rule, 40), nesagent.CleanText(note.Why, 300)
+	}
 	switch {
 	case errors.Is(err, acpside.ErrCancelled) && ctx.Err() != nil:
 		res.Err = "interrupted"
