@@ -138,6 +138,7 @@ const (
 	answerRight     behaviour = iota // the region as the expected text has it
 	answerWrong                      // the region with a line that does not belong
 	answerUnchanged                  // the region as it is
+	answerUndo                       // the region as it read before the last recorded edit
 )
 
 // fakeModel answers prompts whose editable region comes from one of the scenarios.
@@ -156,6 +157,18 @@ type fakeModel struct {
 
 func newFakeModel(t *testing.T, scenarios []*eval.Scenario, behave func(*eval.Scenario) behaviour) *fakeModel {
 	return &fakeModel{t: t, scenarios: scenarios, behave: behave, prompts: map[string]string{}, wrongGot: map[string]string{}}
+}
+
+// commonEnds are the lengths of the longest common prefix of a and b, and of their longest
+// common suffix in what is left.
+func commonEnds(a, b string) (prefix, suffix int) {
+	for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
+		prefix++
+	}
+	for suffix < len(a)-prefix && suffix < len(b)-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+		suffix++
+	}
+	return prefix, suffix
 }
 
 // answer reads the editable region from the prompt, finds the scenario it belongs to, and
@@ -205,14 +218,7 @@ func (f *fakeModel) answer(prompt string) string {
 	switch b {
 	case answerRight:
 		// Where the expected text differs from the last version must lie inside the region.
-		pre := 0
-		for pre < len(last) && pre < len(exp) && last[pre] == exp[pre] {
-			pre++
-		}
-		suf := 0
-		for suf < len(last)-pre && suf < len(exp)-pre && last[len(last)-1-suf] == exp[len(exp)-1-suf] {
-			suf++
-		}
+		pre, suf := commonEnds(last, exp)
 		end := at + len(region)
 		if at > pre || end < len(last)-suf {
 			f.t.Errorf("%s: the expected change [%d, %d) lies outside the region the agent gave the model [%d, %d)", sc.Name, pre, len(last)-suf, at, end)
@@ -227,6 +233,17 @@ func (f *fakeModel) answer(prompt string) string {
 		f.mu.Unlock()
 	case answerUnchanged:
 		newRegion = region
+	case answerUndo:
+		// The last edit changed [pre, len(last)-suf) of last; the region reads as before it.
+		prev := sc.Versions[len(sc.Versions)-2]
+		pre, suf := commonEnds(last, prev)
+		end := at + len(region)
+		if at > pre || end < len(last)-suf {
+			f.t.Errorf("%s: the last edit lies outside the region", sc.Name)
+			newRegion = region
+			break
+		}
+		newRegion = prev[at : len(prev)-(len(last)-end)]
 	}
 	if trimmed {
 		newRegion += "\n"
@@ -269,27 +286,30 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // evalJSON is the part of eval --json the tests read.
+// evalResult is a result of eval --json.
+type evalResult struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	Error     *string  `json:"error"`
+	Shown     bool     `json:"shown"`
+	Exact     bool     `json:"exact"`
+	ChrF      *float64 `json:"chrF"`
+	LatencyMs *float64 `json:"latencyMs"`
+	KeptBack  *struct {
+		Rule, Why string
+	} `json:"keptBack"`
+}
+
 type evalJSON struct {
 	Model string `json:"model"`
 	Agent struct {
 		Name   string `json:"name"`
 		Format string `json:"format"`
 	} `json:"agent"`
-	Scenarios int     `json:"scenarios"`
-	Stopped   *string `json:"stopped"`
-	Results   []struct {
-		Name      string   `json:"name"`
-		Kind      string   `json:"kind"`
-		Error     *string  `json:"error"`
-		Shown     bool     `json:"shown"`
-		Exact     bool     `json:"exact"`
-		ChrF      *float64 `json:"chrF"`
-		LatencyMs *float64 `json:"latencyMs"`
-		KeptBack  *struct {
-			Rule, Why string
-		} `json:"keptBack"`
-	} `json:"results"`
-	Total struct {
+	Scenarios int          `json:"scenarios"`
+	Stopped   *string      `json:"stopped"`
+	Results   []evalResult `json:"results"`
+	Total     struct {
 		Scenarios      int            `json:"scenarios"`
 		Evaluated      int            `json:"evaluated"`
 		Failed         int            `json:"failed"`
@@ -627,24 +647,47 @@ from werkzeug.local import LocalProxy
 current = LocalProxy(lambda: os.environ)
 `
 
+// deletedOnPurpose is the other side of typoScenario: the user deleted a debug line, and a model
+// that puts it back is noise the gate keeps back.
+const deletedOnPurpose = `kind: nothing
+language: python
+path: app/total.py
+expect: none
+description: a debug print deleted on purpose is not put back
+
+-- before --
+def total(items):
+    print("debug", items)
+    return sum(items)
+-- edit --
+def total(items):
+    ‸return sum(items)
+`
+
 // TestEvalBinaryKeptBack: eval says which answers the agent kept back and by which rule, per
-// scenario and in total, in its table and its JSON; with --no-gate the same answer is shown and
-// scored. The model answers the expected edit.
+// scenario and in total, in its table and its JSON; with --no-gate they are shown and scored.
+// The model answers each scenario by undoing its last edit: for the stray "im" typed before
+// "from" (issue 35's case) that is the right fix, which the gate shows; for a line deleted on
+// purpose it is noise, which the gate keeps back as an undo.
 func TestEvalBinaryKeptBack(t *testing.T) {
 	bin := buildBridge(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "py-typo-undone.txtar"), []byte(typoScenario), 0o644); err != nil {
-		t.Fatal(err)
+	var scenarios []*eval.Scenario
+	for name, text := range map[string]string{"py-typo-undone.txtar": typoScenario, "py-nothing-readd.txtar": deletedOnPurpose} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := eval.Parse(name, []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scenarios = append(scenarios, s)
 	}
-	s, err := eval.Parse("py-typo-undone.txtar", []byte(typoScenario))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := newFakeModel(t, []*eval.Scenario{s}, func(*eval.Scenario) behaviour { return answerRight })
+	fake := newFakeModel(t, scenarios, func(*eval.Scenario) behaviour { return answerUndo })
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	args := []string{"eval", "--json", "--model-url", srv.URL, "--model", "fake-coder"}
-	run := func(extra ...string) evalJSON {
+	run := func(extra ...string) map[string]evalResult {
 		t.Helper()
 		code, stdout, stderr := runBin(t, bin, nil, append(append(args, extra...), dir)...)
 		if code != 0 {
@@ -654,18 +697,28 @@ func TestEvalBinaryKeptBack(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &j); err != nil {
 			t.Fatal(err)
 		}
-		return j
+		if j.Total.KeptBack["undo"] != map[bool]int{true: 0, false: 1}[len(extra) > 0] {
+			t.Errorf("eval %v: totals %+v", extra, j.Total)
+		}
+		byName := map[string]evalResult{}
+		for _, r := range j.Results {
+			byName[r.Name] = r
+		}
+		return byName
 	}
-	j := run()
-	if r := j.Results[0]; r.Shown || r.KeptBack == nil || r.KeptBack.Rule != "undo" || j.Total.KeptBackWanted != 1 || j.Total.KeptBack["undo"] != 1 {
-		t.Errorf("with the gate: result %+v, totals %+v; want the right answer kept back as an undo", r, j.Total)
+	r := run()
+	if typo := r["py-typo-undone"]; !typo.Exact || typo.KeptBack != nil {
+		t.Errorf("with the gate, the stray letters taken back: %+v; want the fix shown", typo)
 	}
-	j = run("--no-gate")
-	if r := j.Results[0]; !r.Exact || r.KeptBack != nil || j.Total.KeptBackWanted != 0 {
-		t.Errorf("with --no-gate: result %+v, totals %+v; want the expected edit shown", r, j.Total)
+	if readd := r["py-nothing-readd"]; readd.Shown || readd.KeptBack == nil || readd.KeptBack.Rule != "undo" {
+		t.Errorf("with the gate, the deleted line put back: %+v; want it kept back as an undo", readd)
+	}
+	r = run("--no-gate")
+	if readd := r["py-nothing-readd"]; !readd.Shown || readd.KeptBack != nil {
+		t.Errorf("with --no-gate, the deleted line put back: %+v; want it shown", readd)
 	}
 	code, stdout, _ := runBin(t, bin, nil, "eval", "--model-url", srv.URL, "--model", "fake-coder", dir)
-	if code != 0 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "kept back 1 (undo 1) answers the agent kept back: 0 where nothing was expected, 1 where an edit was") {
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "kept back 1 (undo 1) answers the agent kept back: 1 where nothing was expected, 0 where an edit was") {
 		t.Errorf("the table does not count the answer kept back:\n%s", stdout)
 	}
 }

@@ -160,10 +160,14 @@ func gate(in *input, c *call, text string) (rule, why string) {
 	if len(text) > 3*len(region)+maxGrowth {
 		return RuleRunaway, "runaway growth: the answer is far larger than the region"
 	}
-	if kept, total := keptLines(region[c.given:], strings.TrimPrefix(text, region[:c.given])); total >= 3 && 2*kept < total {
+	// In a region the user has just started changing, a line the answer edited (it keeps most of
+	// the line's words) counts as kept: finishing a change the user began rewrites lines.
+	last, hasLast := in.lastEvent()
+	edited := hasLast && last.oldAt >= c.start && last.end <= c.end
+	if kept, total := keptLines(region[c.given:], strings.TrimPrefix(text, region[:c.given]), edited); total >= 3 && 2*kept < total {
 		return RuleRewrite, fmt.Sprintf("a rewrite, not an edit: the answer keeps %d of the region's %d lines", kept, total)
 	}
-	if last, ok := in.lastEvent(); ok && undoes(in, c, text, last) {
+	if hasLast && undoes(in, c, text, last) {
 		return RuleUndo, "it undoes the most recent edit"
 	}
 	return "", ""
@@ -183,14 +187,15 @@ func squash(s string) string {
 	}, s)
 }
 
-// undoes reports whether the region's new text puts back what the user's last edit replaced: the
-// document after the suggestion reads as it did before that edit, within the region.
+// undoes reports whether the region's new text puts back what the user's last edit replaced (the
+// document after the suggestion reads as it did before that edit, within the region), when that
+// edit was no slip the answer corrects (reversal.go).
 func undoes(in *input, c *call, text string, last event) bool {
 	if last.oldAt < c.start || last.end > c.end || last.old == last.new {
 		return false
 	}
 	undone := in.text[c.start:last.oldAt] + last.old + in.text[last.end:c.end]
-	return text == undone
+	return text == undone && !slip(in, last)
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
@@ -206,24 +211,65 @@ func holdsAny(s string, subs []string) bool {
 }
 
 // keptLines counts the region's lines with text (spaces aside) that the answer still has, each
-// line of the answer matching one of the region's at most once, out of all of them.
-func keptLines(region, answer string) (kept, total int) {
+// line of the answer matching one of the region's at most once, out of all of them. With similar,
+// a region line the answer has not kept as it was counts as kept when a line of the answer holds
+// at least half of its words (names and numbers): an edited line, not a new one.
+func keptLines(region, answer string, similar bool) (kept, total int) {
 	have := map[string]int{}
+	var answerLines []string
 	for _, l := range strings.Split(answer, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			have[l]++
+			answerLines = append(answerLines, l)
 		}
 	}
+	var missing []string
 	for _, l := range strings.Split(region, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			total++
 			if have[l] > 0 {
 				have[l]--
 				kept++
+			} else {
+				missing = append(missing, l)
+			}
+		}
+	}
+	if !similar {
+		return kept, total
+	}
+	answerWords := make([]map[string]bool, len(answerLines))
+	for i, l := range answerLines {
+		answerWords[i] = wordSet(l)
+	}
+	for _, l := range missing {
+		words := wordSet(l)
+		if len(words) == 0 {
+			continue
+		}
+		for _, aw := range answerWords {
+			shared := 0
+			for w := range words {
+				if aw[w] {
+					shared++
+				}
+			}
+			if 2*shared >= len(words) {
+				kept++
+				break
 			}
 		}
 	}
 	return kept, total
+}
+
+// wordSet is the set of words (runs of letters, digits and "_") of line.
+func wordSet(line string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return !isWordRune(r) }) {
+		set[w] = true
+	}
+	return set
 }
 
 // generations are the requests to the model in flight, one per document at most: a local model

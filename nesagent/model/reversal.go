@@ -1,0 +1,146 @@
+package model
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// The reversal rule (gate, RuleUndo) keeps back an answer that puts back what the user's last
+// edit replaced, unless that edit looks like a slip the answer corrects. A slip here is an edit
+// that turned a known word into an unknown one while keeping the known word's characters:
+//
+//   - the word the edit touched, as it reads now (imfrom, retrn, retuhttp://xrn), occurs nowhere
+//     else in the document or the other open documents, and is no keyword;
+//   - the word as it read before the edit (from, return) is known: it occurs elsewhere in those
+//     documents, or is a keyword of a common language;
+//   - all of the known word's characters but at most one are still there, in order, at its start
+//     and end (something was typed or pasted into it or next to it, or one character was lost or
+//     changed), or two neighbouring characters were swapped (form for from).
+//
+// A deliberate edit fails one of these: a deleted line or word leaves no word behind, a rename
+// (count to total) replaces the word's characters, and re-adding a character the user removed
+// on purpose (counts back to count) leaves a known word. docs/model-agent.md states the rule and
+// the references it follows.
+func slip(in *input, last event) bool {
+	oldW, newW, ok := touchedWords(last.old, last.new)
+	if !ok || oldW == newW {
+		return false
+	}
+	if !keepsChars(oldW, newW) {
+		return false
+	}
+	// The word as it reads now is in the document once: where the slip made it.
+	if countWord(in.text, newW) > 1 || keywords[strings.ToLower(newW)] || inOthers(in, newW) {
+		return false
+	}
+	return countWord(in.text, oldW) > 0 || keywords[strings.ToLower(oldW)] || inOthers(in, oldW)
+}
+
+// touchedWords are the words of the lines before and after an edit that the edit touched: the
+// run of word characters around the changed span, in each. ok is false for an edit across lines
+// or one that leaves no word behind (a deletion of whole words).
+func touchedWords(before, after string) (oldW, newW string, ok bool) {
+	if strings.Contains(before, "\n") || strings.Contains(after, "\n") {
+		return "", "", false
+	}
+	p, s := commonEnds(before, after)
+	oldW = wordAround(before, p, len(before)-s)
+	newW = wordAround(after, p, len(after)-s)
+	return oldW, newW, oldW != "" && newW != ""
+}
+
+// commonEnds are the lengths of the longest common prefix of a and b, and of their longest
+// common suffix in what is left.
+func commonEnds(a, b string) (prefix, suffix int) {
+	for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
+		prefix++
+	}
+	for suffix < len(a)-prefix && suffix < len(b)-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+		suffix++
+	}
+	return prefix, suffix
+}
+
+// wordAround is the run of word characters of line that holds [from, to) or touches it; "" when
+// none does.
+func wordAround(line string, from, to int) string {
+	for from > 0 {
+		r, n := utf8.DecodeLastRuneInString(line[:from])
+		if !isWordRune(r) {
+			break
+		}
+		from -= n
+	}
+	for to < len(line) {
+		r, n := utf8.DecodeRuneInString(line[to:])
+		if !isWordRune(r) {
+			break
+		}
+		to += n
+	}
+	w := line[from:to]
+	if strings.IndexFunc(w, isWordRune) < 0 {
+		return ""
+	}
+	return w
+}
+
+// keepsChars reports whether newW keeps oldW's characters but at most one at its start and end
+// (something inserted, or one character lost or changed), or is oldW with two neighbouring
+// characters swapped.
+func keepsChars(oldW, newW string) bool {
+	p, s := commonEnds(oldW, newW)
+	if p+s >= len(oldW)-1 && len(oldW) >= 2 {
+		return true
+	}
+	// A swap: the same length, two neighbouring bytes exchanged.
+	return len(oldW) == len(newW) && p+s == len(oldW)-2 && oldW[p] == newW[p+1] && oldW[p+1] == newW[p]
+}
+
+// countWord counts the occurrences of w in text as a whole word.
+func countWord(text, w string) int {
+	n := 0
+	for at := 0; ; {
+		i := strings.Index(text[at:], w)
+		if i < 0 {
+			return n
+		}
+		i += at
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[i+len(w):])
+		if (i == 0 || !isWordRune(before)) && (i+len(w) == len(text) || !isWordRune(after)) {
+			n++
+		}
+		at = i + len(w)
+	}
+}
+
+// inOthers reports whether w is a word of one of the other open documents.
+func inOthers(in *input, w string) bool {
+	for _, o := range in.others {
+		if countWord(o.text, w) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// keywords are the reserved words of common languages (Go, Python, JavaScript and TypeScript,
+// Rust, Java, C and C++, C#, Ruby, Lua, Kotlin, Swift, PHP, shell), which a slip turns into
+// unknown words as often as the document's own names.
+var keywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		abstract and as assert async await begin bool boolean break byte case catch char chan class
+		const constexpr continue crate def default defer del delete do double dyn elif else elseif
+		end enum except export extends extern false fi final finally float fn for foreach from func
+		function global go goto if impl implements import in inline instanceof int interface is
+		lambda let local long loop map match mod module mut namespace new nil none not null object
+		of or override package pass pub public private protected raise range ref require rescue
+		return self short signed sizeof static struct super switch then this throw throws trait
+		true try type typedef typeof undefined union unless unsafe unsigned until use using val var
+		virtual void volatile when where while with yield`) {
+		m[w] = true
+	}
+	return m
+}()
