@@ -140,10 +140,13 @@ func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, *
 //   - it holds the format's markers or prompt text that the region did not (the model copied its
 //     prompt);
 //   - it grows far beyond the region (a runaway answer repeating itself);
-//   - it keeps fewer than half of the region's lines (at least 3 with text; of those after the
-//     answer's prefill, if any): a rewrite into something else, not an edit (what a model answers
-//     when it lost the thread, or gibberish);
-//   - it undoes the user's most recent edit (the failure Zed counts as a "reversal").
+//   - it keeps fewer than half of the region's lines (at least 3 with text, or none of 2; of those
+//     after the answer's prefill, if any): a rewrite into something else, not an edit (what a
+//     model answers when it lost the thread, or gibberish); in a region the user has just started
+//     changing, a line the answer edited counts as kept;
+//   - it repeats a line three times or more in a row, more than the region does (runaway);
+//   - it undoes the user's most recent edit, whole or in part, unless that edit was a slip
+//     (reversal.go; the failure Zed counts as a "reversal").
 //
 // Before it, engine.read drops an answer cut short by its bound on tokens (unless the format's
 // end is in it) and one the format cannot read; after it, edits outside the region are refused.
@@ -164,13 +167,41 @@ func gate(in *input, c *call, text string) (rule, why string) {
 	// the line's words) counts as kept: finishing a change the user began rewrites lines.
 	last, hasLast := in.lastEvent()
 	edited := hasLast && last.oldAt >= c.start && last.end <= c.end
-	if kept, total := keptLines(region[c.given:], strings.TrimPrefix(text, region[:c.given]), edited); total >= 3 && 2*kept < total {
+	regionLines, answerLines := region[c.given:], strings.TrimPrefix(text, region[:c.given])
+	kept, total := keptLines(regionLines, answerLines, edited)
+	if total == 2 && kept == 0 {
+		// Too few lines to count: the answer must at least edit one of them.
+		kept, _ = keptLines(regionLines, answerLines, true)
+	}
+	if total >= 3 && 2*kept < total || total == 2 && kept == 0 {
 		return RuleRewrite, fmt.Sprintf("a rewrite, not an edit: the answer keeps %d of the region's %d lines", kept, total)
+	}
+	if run := repeatedLines(answerLines); run >= 3 && run > repeatedLines(regionLines) {
+		return RuleRunaway, fmt.Sprintf("runaway repetition: the answer repeats a line %d times in a row", run)
 	}
 	if hasLast && undoes(in, c, text, last) {
 		return RuleUndo, "it undoes the most recent edit"
 	}
 	return "", ""
+}
+
+// repeatedLines is the longest run of one line with text repeated in a row in text, indentation
+// included (cursortab's StripRepetition cuts an answer at three).
+func repeatedLines(text string) int {
+	longest, run, prev := 0, 0, ""
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.TrimSpace(l) == "":
+			run, prev = 0, ""
+			continue
+		case l == prev:
+			run++
+		default:
+			run, prev = 1, l
+		}
+		longest = max(longest, run)
+	}
+	return longest
 }
 
 // maxGrowth is what an answer may add beyond three times the region before it counts as runaway.
@@ -194,8 +225,29 @@ func undoes(in *input, c *call, text string, last event) bool {
 	if last.oldAt < c.start || last.end > c.end || last.old == last.new {
 		return false
 	}
-	undone := in.text[c.start:last.oldAt] + last.old + in.text[last.end:c.end]
-	return text == undone && !slip(in, last)
+	// The answer may change only the lines of the user's last edit...
+	head, tail := in.text[c.start:last.oldAt], in.text[last.end:c.end]
+	if len(text) < len(head)+len(tail) || !strings.HasPrefix(text, head) || !strings.HasSuffix(text, tail) {
+		return false
+	}
+	mid := text[len(head) : len(text)-len(tail)]
+	// ...and put them back as they were, or part of the way: take out some of what the edit
+	// typed, or put back some of what it deleted (the edit's keystrokes are grouped, and a
+	// model that takes back its last part takes it back all the same).
+	back := mid == last.old || mid != last.new &&
+		(subsequence(last.old, mid) && subsequence(mid, last.new) || subsequence(last.new, mid) && subsequence(mid, last.old))
+	return back && !slip(in, last)
+}
+
+// subsequence reports whether a can be made from b by deleting bytes.
+func subsequence(a, b string) bool {
+	i := 0
+	for j := 0; i < len(a) && j < len(b); j++ {
+		if a[i] == b[j] {
+			i++
+		}
+	}
+	return i == len(a)
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
@@ -213,7 +265,8 @@ func holdsAny(s string, subs []string) bool {
 // keptLines counts the region's lines with text (spaces aside) that the answer still has, each
 // line of the answer matching one of the region's at most once, out of all of them. With similar,
 // a region line the answer has not kept as it was counts as kept when a line of the answer holds
-// at least half of its words (names and numbers): an edited line, not a new one.
+// at least half of its words (names and numbers), or half of its pairs of neighbouring characters
+// (Dice): an edited line, not a new one.
 func keptLines(region, answer string, similar bool) (kept, total int) {
 	have := map[string]int{}
 	var answerLines []string
@@ -239,28 +292,53 @@ func keptLines(region, answer string, similar bool) (kept, total int) {
 		return kept, total
 	}
 	answerWords := make([]map[string]bool, len(answerLines))
+	answerPairs := make([]map[string]int, len(answerLines))
 	for i, l := range answerLines {
-		answerWords[i] = wordSet(l)
+		answerWords[i], answerPairs[i] = wordSet(l), runePairs(l)
 	}
 	for _, l := range missing {
-		words := wordSet(l)
-		if len(words) == 0 {
-			continue
-		}
-		for _, aw := range answerWords {
+		words, pairs := wordSet(l), runePairs(l)
+		for i, aw := range answerWords {
 			shared := 0
 			for w := range words {
 				if aw[w] {
 					shared++
 				}
 			}
-			if 2*shared >= len(words) {
+			if len(words) > 0 && 2*shared >= len(words) || dice(pairs, answerPairs[i]) >= 0.5 {
 				kept++
 				break
 			}
 		}
 	}
 	return kept, total
+}
+
+// runePairs counts the pairs of neighbouring characters of line, spaces left out.
+func runePairs(line string) map[string]int {
+	rs := []rune(squash(line))
+	pairs := map[string]int{}
+	for i := 0; i+1 < len(rs); i++ {
+		pairs[string(rs[i:i+2])]++
+	}
+	return pairs
+}
+
+// dice is the Sørensen–Dice coefficient of two counts of character pairs: 1 for the same pairs,
+// 0 for none in common.
+func dice(a, b map[string]int) float64 {
+	na, nb, shared := 0, 0, 0
+	for p, n := range a {
+		na += n
+		shared += min(n, b[p])
+	}
+	for _, n := range b {
+		nb += n
+	}
+	if na+nb == 0 {
+		return 0
+	}
+	return 2 * float64(shared) / float64(na+nb)
 }
 
 // wordSet is the set of words (runs of letters, digits and "_") of line.
