@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +140,12 @@ const (
 	answerWrong                      // the region with a line that does not belong
 	answerUnchanged                  // the region as it is
 	answerUndo                       // the region as it read before the last recorded edit
+	// The noise the quality gate is for:
+	answerWhitespace // the region with its lines re-indented and trailing spaces added
+	answerRunaway    // the region, then its last line with text repeated 300 times
+	answerPromptCopy // the region with a marker of the prompt copied into it
+	answerGibberish  // something else than the region
+	answerCutShort   // the start of the region, cut by the bound on tokens (finish "length")
 )
 
 // fakeModel answers prompts whose editable region comes from one of the scenarios.
@@ -231,8 +238,8 @@ func (f *fakeModel) answer(prompt string) string {
 		f.mu.Lock()
 		f.wrongGot[sc.Name] = last[:at] + newRegion + last[at+len(region):]
 		f.mu.Unlock()
-	case answerUnchanged:
-		newRegion = region
+	case answerUnchanged, answerWhitespace, answerRunaway, answerPromptCopy, answerGibberish, answerCutShort:
+		newRegion = region // the noise is made of it below
 	case answerUndo:
 		// The last edit changed [pre, len(last)-suf) of last; the region reads as before it.
 		prev := sc.Versions[len(sc.Versions)-2]
@@ -247,6 +254,25 @@ func (f *fakeModel) answer(prompt string) string {
 	}
 	if trimmed {
 		newRegion += "\n"
+	}
+	switch b {
+	case answerWhitespace:
+		lines := strings.Split(newRegion, "\n")
+		for i, l := range lines {
+			if strings.TrimSpace(l) != "" {
+				lines[i] = "  " + l + "  "
+			}
+		}
+		newRegion = strings.Join(lines, "\n")
+	case answerRunaway:
+		lines := strings.Split(strings.TrimRight(region, "\n"), "\n")
+		newRegion = region + strings.Repeat(lines[len(lines)-1]+"\n", 300)
+	case answerPromptCopy:
+		newRegion = region + "<|edit_history|>\n"
+	case answerGibberish:
+		newRegion = "magazines Cyr Cyr ogle\nmagazines ogle\nCyr\n"
+	case answerCutShort:
+		return regionStart + "\n" + region[:len(region)/2]
 	}
 	return regionStart + "\n" + newRegion + regionEnd
 }
@@ -275,8 +301,12 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		answer := f.answer(req.Messages[len(req.Messages)-1].Content)
+		finish := "stop"
+		if !strings.Contains(answer, regionEnd) {
+			finish = "length" // cut short
+		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{
-			"message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": "stop"}}})
+			"message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": finish}}})
 	case "/v1/completions":
 		answer := f.answer(req.Prompt)
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"text": answer, "finish_reason": "stop"}}})
@@ -720,5 +750,82 @@ func TestEvalBinaryKeptBack(t *testing.T) {
 	code, stdout, _ := runBin(t, bin, nil, "eval", "--model-url", srv.URL, "--model", "fake-coder", dir)
 	if code != 0 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "kept back 1 (undo 1) answers the agent kept back: 1 where nothing was expected, 0 where an edit was") {
 		t.Errorf("the table does not count the answer kept back:\n%s", stdout)
+	}
+}
+
+// TestEvalBinaryGateKeepsNoiseBack: on every built-in scenario, a model answering with each kind
+// of noise the quality gate is for has every answer kept back, by that kind's rule; and where the
+// user's last edit was deliberate (the scenarios that expect nothing), a model putting back what
+// it replaced is kept back as an undo. With --no-gate the same answers are shown. Together with
+// TestEvalBinary's run where the model answers every expected edit (all exact), this is the gate
+// measured both ways on the built-in scenarios.
+func TestEvalBinaryGateKeepsNoiseBack(t *testing.T) {
+	bin := buildBridge(t)
+	scenarios, err := eval.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nothing []string
+	for _, s := range scenarios {
+		if !s.WantChange {
+			nothing = append(nothing, s.Name)
+		}
+	}
+	for _, tc := range []struct {
+		b     behaviour
+		rule  string
+		only  []string // the scenarios it applies to; all when nil
+		shown bool     // with --no-gate, the answer is shown
+	}{
+		{answerWhitespace, "whitespace", nil, true},
+		{answerRunaway, "runaway", nil, true},
+		{answerPromptCopy, "prompt-copy", nil, true},
+		{answerGibberish, "rewrite", nil, true},
+		{answerCutShort, "cut-short", nil, false},
+		{answerUndo, "undo", nothing, true},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			t.Parallel()
+			fake := newFakeModel(t, scenarios, func(*eval.Scenario) behaviour { return tc.b })
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			dir := t.TempDir()
+			for _, s := range scenarios {
+				if tc.only != nil && !slices.Contains(tc.only, s.Name) {
+					continue
+				}
+				data, err := os.ReadFile(filepath.Join("..", "..", "internal", "eval", "testdata", "scenarios", s.File))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, s.File), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, noGate := range []bool{false, true} {
+				args := []string{"eval", "--json", "--model-url", srv.URL, "--model", "fake-coder"}
+				if noGate {
+					args = append(args, "--no-gate")
+				}
+				code, stdout, stderr := runBin(t, bin, nil, append(args, dir)...)
+				var j evalJSON
+				if err := json.Unmarshal([]byte(stdout), &j); err != nil || code != 0 {
+					t.Fatalf("%v: exit %d, %v\n%s", args, code, err, stderr)
+				}
+				for _, r := range j.Results {
+					switch {
+					case r.Error != nil:
+						t.Errorf("%s: %s", r.Name, *r.Error)
+					case !noGate && (r.Shown || r.KeptBack == nil || r.KeptBack.Rule != tc.rule):
+						t.Errorf("%s: shown %v, kept back %+v; want it kept back by %s", r.Name, r.Shown, r.KeptBack, tc.rule)
+					case noGate && tc.shown && !r.Shown:
+						t.Errorf("%s with --no-gate: not shown (kept back %+v)", r.Name, r.KeptBack)
+					}
+				}
+				if len(j.Results) == 0 {
+					t.Fatal("no scenario ran")
+				}
+			}
+		})
 	}
 }
