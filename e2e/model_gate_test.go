@@ -69,3 +69,44 @@ func TestBinaryModelGateSaysWhy(t *testing.T) {
 		}
 	})
 }
+
+// TestNeovimPluginModelGate: in real Neovim with the plugin and the model agent, a model that
+// fixes a slip (the "u" of return deleted by accident) and one that finishes a change the user
+// began (a list accumulator made a dict, most of the function rewritten) are shown: the first as
+// ghost text taken with <Tab>, the second, below the cursor, offered at <M-CR> and applied; the
+// gate used to keep both back (testdata/nvim/plugin_model_gate.lua).
+func TestNeovimPluginModelGate(t *testing.T) {
+	skipOnWindows(t, "Neovim runs on Linux here")
+	fix := strings.NewReplacer(
+		"\tretrn total", "\treturn total",
+		"        totals.append(order.amount)", "        totals[order.id] = order.amount",
+		"    seen = []", "    seen = {}",
+		"        seen.append(order.id)", "        seen[order.id] = True",
+		"    first = totals[0]", "    first = next(iter(totals.values()))",
+		"    return totals, seen, first", "    return dict(totals), seen, first",
+	)
+	m := newFakeModel(t)
+	m.set(func(w http.ResponseWriter, r *http.Request, body []byte) {
+		var req struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		user := req.Messages[len(req.Messages)-1].Content
+		const start, end, cursor = "<|editable_region_start|>\n", "<|editable_region_end|>", "<|user_cursor_is_here|>"
+		region, _ := between(user, start, end)
+		region = strings.ReplaceAll(region, cursor, "")
+		// The fix of the slip, and the end of the change once the user has begun it.
+		answer := region
+		if strings.Contains(region, "retrn") || strings.Contains(region, "totals = {}") {
+			answer = fix.Replace(region)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": start + answer + end}}}})
+	})
+	out, _ := runNeovimPlugin(t, "plugin_model_gate.lua", "ALL PASSED", "MODEL_URL="+m.srv.URL)
+	wantSteps(t, out, "slip", "refactor")
+}
