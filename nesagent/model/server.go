@@ -106,13 +106,22 @@ func (s scrubber) clean(text string, limit int) string {
 	if len(text) > 64*limit {
 		text = text[:64*limit]
 	}
+	text = s.scrub(text)
+	// Writing a control character out (\x10) can make, with what follows it, a run of the key's
+	// characters: the key is taken out again from the text as it will be read.
+	text = s.scrub(nesagent.CleanText(text, 0))
+	return nesagent.CleanText(text, limit)
+}
+
+// scrub takes the key out of text, whole and in part (scrubKey).
+func (s scrubber) scrub(text string) string {
 	for _, k := range s.secrets {
 		text = strings.ReplaceAll(text, k, "[key]")
 	}
 	if len(s.secrets) > 0 {
 		text = scrubKey(text, s.secrets[0])
 	}
-	return nesagent.CleanText(text, limit)
+	return text
 }
 
 // scrubKey replaces key in text by "[key]", and also every word (a run of characters other than
