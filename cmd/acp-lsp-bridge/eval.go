@@ -25,7 +25,8 @@ var evalUsage = `acp-lsp-bridge eval: how well a model predicts the next edit, t
 
 Usage:
   acp-lsp-bridge eval --model-url URL --model NAME [--model-format F] [--model-server S]
-                      [--model-context N] [--api-key-env VAR] [--timeout D] [--no-gate] [--json] [DIR]
+                      [--model-context N] [--api-key-env VAR] [--timeout D] [--no-gate | --gate-effect]
+                      [--json] [DIR]
 
 Example, with llama.cpp's server running a coding model on this machine:
   llama-server -m qwen2.5-coder-7b-instruct-q4_k_m.gguf --port 8080
@@ -59,7 +60,9 @@ Metrics:
                         cut-short, whitespace, prompt-copy, runaway, rewrite, undo; or what it
                         cannot show: no-change, unreadable, unfit-text, outside-region), and how
                         many of them were where nothing was expected (noise kept back) or where
-                        an edit was (an answer lost); --no-gate runs the agent without its gate
+                        an edit was (an answer lost); --no-gate runs the agent without its gate,
+                        and --gate-effect runs the scenarios both ways and sets the figures side
+                        by side
   latency               p50 and p90 (nearest rank) of the time nes/suggest took; as each scenario
                         has an agent of its own, each includes a new connection to the server
                         (and, for a raw format with --model-server auto, its /api/version probe:
@@ -97,7 +100,7 @@ type evalOptions struct {
 	url, model, format, server, keyEnv string
 	contextTokens                      int
 	timeout                            time.Duration
-	json, verbose, noGate              bool
+	json, verbose, noGate, gateEffect  bool
 	dir                                string
 }
 
@@ -113,6 +116,7 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 	fs.StringVar(&opts.keyEnv, "api-key-env", "", "the environment `variable` holding the server's API key (passed to the agent)")
 	fs.DurationVar(&opts.timeout, "timeout", 30*time.Second, "how long one request to the model may take (passed to the agent, whose own default is "+model.DefaultTimeout.String()+"; a scenario without an answer by then fails)")
 	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
+	fs.BoolVar(&opts.gateEffect, "gate-effect", false, "run the scenarios twice, with the agent's quality gate and without it, and report what the gate changes: shown where expected, quiet where none, chrF, exact matches (twice the model's time)")
 	fs.BoolVar(&opts.noGate, "no-gate", false, "run the agent with --no-gate: its quality gate off, every answer that changes the region shown (compare with a run without it to see what the gate does)")
 	fs.BoolVar(&opts.verbose, "verbose", false, "also run the agent with --verbose and copy its stderr (prompt format, request sizes and timings, why an answer was dropped) to stderr")
 	if code, done := parseFlags(fs, args, evalUsage, "run acp-lsp-bridge eval --help for the flags", stdout, stderr); done {
@@ -127,6 +131,10 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 	}
 	if opts.url == "" || opts.model == "" {
 		fmt.Fprintln(stderr, "acp-lsp-bridge eval: --model-url and --model are required, such as --model-url http://127.0.0.1:8080 --model qwen2.5-coder-7b (see --help)")
+		return opts, 2, true
+	}
+	if opts.gateEffect && opts.noGate {
+		fmt.Fprintln(stderr, "acp-lsp-bridge eval: --gate-effect runs with the gate and without it; leave out --no-gate")
 		return opts, 2, true
 	}
 	if opts.timeout <= 0 {
@@ -206,6 +214,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "eval: %d scenarios, model %q at %s\n", len(scenarios), opts.model, opts.url)
 	rep, err := eval.Run(ctx, cfg, scenarios)
 	rep.Model, rep.URL = opts.model, opts.url
+	if opts.gateEffect && err == nil {
+		fmt.Fprintln(stderr, "eval: again, with the agent's quality gate off (--no-gate)")
+		off := cfg
+		off.Agent.Args = append(opts.agentArgs(), "--no-gate")
+		without, werr := eval.Run(ctx, off, scenarios)
+		if werr == nil {
+			rep.WithoutGate = &without.Total
+		}
+		err = werr
+	}
 	if opts.json {
 		_, _ = stdout.Write(rep.JSON())
 	} else {

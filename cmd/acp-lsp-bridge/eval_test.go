@@ -829,3 +829,53 @@ func TestEvalBinaryGateKeepsNoiseBack(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalBinaryGateEffect: --gate-effect runs the scenarios with the gate and without it and sets
+// the figures side by side, in the table and the JSON (withoutGate). A model that answers every
+// built-in scenario with a repeated line has every answer kept back: quiet everywhere with the
+// gate, shown everywhere without it.
+func TestEvalBinaryGateEffect(t *testing.T) {
+	bin := buildBridge(t)
+	scenarios, err := eval.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeModel(t, scenarios, func(*eval.Scenario) behaviour { return answerRunaway })
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	code, stdout, stderr := runBin(t, bin, nil, "eval", "--gate-effect", "--model-url", srv.URL, "--model", "fake-coder")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var expectChange, expectNothing int
+	for _, s := range scenarios {
+		if s.WantChange {
+			expectChange++
+		} else {
+			expectNothing++
+		}
+	}
+	table := strings.Join(strings.Fields(stdout), " ")
+	for _, want := range []string{
+		"THE GATE'S EFFECT WITH THE GATE WITHOUT IT",
+		fmt.Sprintf("shown where expected 0/%d (0.0%%) %d/%d (100.0%%)", expectChange, expectChange, expectChange),
+		fmt.Sprintf("quiet where none %d/%d (100.0%%) 0/%d (0.0%%)", expectNothing, expectNothing, expectNothing),
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the report does not say %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, stderr = runBin(t, bin, nil, "eval", "--gate-effect", "--json", "--model-url", srv.URL, "--model", "fake-coder")
+	var j struct {
+		Total       struct{ ShownWhereExpected int } `json:"total"`
+		WithoutGate *struct {
+			ShownWhereExpected int `json:"shownWhereExpected"`
+		} `json:"withoutGate"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil || code != 0 || j.WithoutGate == nil || j.WithoutGate.ShownWhereExpected != expectChange {
+		t.Errorf("--json: exit %d, %v, withoutGate %+v\n%s", code, err, j.WithoutGate, stderr)
+	}
+	if code, _, stderr := runBin(t, bin, nil, "eval", "--gate-effect", "--no-gate", "--model-url", srv.URL, "--model", "fake-coder"); code != 2 || !strings.Contains(stderr, "leave out --no-gate") {
+		t.Errorf("--gate-effect --no-gate: exit %d, %s", code, stderr)
+	}
+}

@@ -24,6 +24,9 @@ type Report struct {
 	// Total sums every result; ByKind the results of each kind that has any.
 	Total  Totals
 	ByKind map[string]Totals
+	// WithoutGate, when set, is the total of the same scenarios run with the agent's quality
+	// gate off (eval --gate-effect).
+	WithoutGate *Totals
 }
 
 // Totals are the metrics of a set of results.
@@ -279,6 +282,16 @@ func (r *Report) Human() string {
 		fmt.Fprintf(w, "nes/suggest latency\t-\n")
 	}
 	w.Flush()
+	if g := r.WithoutGate; g != nil {
+		b.WriteString("\n")
+		w = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "THE GATE'S EFFECT\tWITH THE GATE\tWITHOUT IT")
+		fmt.Fprintf(w, "shown where expected\t%s\t%s\n", ratio(t.Shown, t.ExpectChange), ratio(g.Shown, g.ExpectChange))
+		fmt.Fprintf(w, "quiet where none\t%s\t%s\n", ratio(t.Quiet, t.ExpectNothing), ratio(g.Quiet, g.ExpectNothing))
+		fmt.Fprintf(w, "chrF of changed lines\t%s\t%s\n", chrfText(t), chrfText(*g))
+		fmt.Fprintf(w, "exact matches\t%s\t%s\n", ratio(t.Exact, t.Evaluated), ratio(g.Exact, g.Evaluated))
+		w.Flush()
+	}
 	if r.Stopped != "" {
 		fmt.Fprintf(&b, "\nstopped: %s\n", r.Stopped)
 	}
@@ -295,6 +308,8 @@ type jsonReport struct {
 	Results   []jsonResult          `json:"results"`
 	Total     jsonTotals            `json:"total"`
 	ByKind    map[string]jsonTotals `json:"byKind"`
+	// WithoutGate is the total with the agent's quality gate off (--gate-effect), else absent.
+	WithoutGate *jsonTotals `json:"withoutGate,omitempty"`
 }
 
 type jsonResult struct {
@@ -379,6 +394,10 @@ func (r *Report) JSON() []byte {
 	}
 	for k, t := range r.ByKind {
 		j.ByKind[k] = toJSONTotals(t)
+	}
+	if r.WithoutGate != nil {
+		g := toJSONTotals(*r.WithoutGate)
+		j.WithoutGate = &g
 	}
 	for _, res := range r.Results {
 		s := res.Scenario
