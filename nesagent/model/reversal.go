@@ -43,22 +43,11 @@ func touchedWords(before, after string) (oldW, newW string, ok bool) {
 	if strings.Contains(before, "\n") || strings.Contains(after, "\n") {
 		return "", "", false
 	}
-	p, s := commonEnds(before, after)
+	p := commonPrefix(before, after)
+	s := commonSuffix(before[p:], after[p:])
 	oldW = wordAround(before, p, len(before)-s)
 	newW = wordAround(after, p, len(after)-s)
 	return oldW, newW, oldW != "" && newW != ""
-}
-
-// commonEnds are the lengths of the longest common prefix of a and b, and of their longest
-// common suffix in what is left.
-func commonEnds(a, b string) (prefix, suffix int) {
-	for prefix < len(a) && prefix < len(b) && a[prefix] == b[prefix] {
-		prefix++
-	}
-	for suffix < len(a)-prefix && suffix < len(b)-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
-		suffix++
-	}
-	return prefix, suffix
 }
 
 // wordAround is the run of word characters of line that holds [from, to) or touches it; "" when
@@ -89,12 +78,15 @@ func wordAround(line string, from, to int) string {
 // (something inserted, or one character lost or changed), or is oldW with two neighbouring
 // characters swapped.
 func keepsChars(oldW, newW string) bool {
-	p, s := commonEnds(oldW, newW)
-	if p+s >= len(oldW)-1 && len(oldW) >= 2 {
+	p := commonPrefix(oldW, newW)
+	s := commonSuffix(oldW[p:], newW[p:])
+	lost, put := oldW[p:len(oldW)-s], newW[p:len(newW)-s]
+	if utf8.RuneCountInString(lost) <= 1 && utf8.RuneCountInString(oldW) >= 2 {
 		return true
 	}
-	// A swap: the same length, two neighbouring bytes exchanged.
-	return len(oldW) == len(newW) && p+s == len(oldW)-2 && oldW[p] == newW[p+1] && oldW[p+1] == newW[p]
+	// A swap: the same two characters, the other way round.
+	a, n := utf8.DecodeRuneInString(lost)
+	return utf8.RuneCountInString(lost) == 2 && put == lost[n:]+string(a)
 }
 
 // countWord counts the occurrences of w in text as a whole word.

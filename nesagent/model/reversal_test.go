@@ -40,7 +40,8 @@ func TestReversalTellsASlipFromADeliberateEdit(t *testing.T) {
 			if lineStart < 0 {
 				t.Fatalf("the document does not hold %q", tc.after)
 			}
-			p, s := commonEnds(tc.before, tc.after)
+			p := commonPrefix(tc.before, tc.after)
+			s := commonSuffix(tc.before[p:], tc.after[p:])
 			edit := nesagent.Edit{Start: lineStart + p, Old: tc.before[p : len(tc.before)-s], New: tc.after[p : len(tc.after)-s],
 				OldLines: tc.before, NewLines: tc.after, LineStart: lineStart}
 			cursor := edit.Start + len(edit.New)
