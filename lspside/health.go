@@ -77,6 +77,12 @@ func (h *health) timedOut(agent *acpside.Agent, words string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.of(agent)
+	return h.timedOutLocked(words)
+}
+
+// timedOutLocked counts one more timeout in a row, said in words; it reports true once per agent,
+// when the count first reaches slowAfter. h.mu is held.
+func (h *health) timedOutLocked(words string) bool {
 	h.timeouts++
 	h.words = words
 	return h.timeouts >= slowAfter && h.once("slow")
@@ -114,9 +120,7 @@ func (h *health) failed(agent *acpside.Agent, name string, f acpside.Failure, wo
 			return fmt.Sprintf("acp-lsp-bridge: %s: %s. Suggestions while typing pause until the server takes requests again; asking by hand meanwhile says when to try again.", name, words)
 		}
 	case acpside.ReasonBackendTimeout:
-		h.timeouts++
-		h.words = words
-		if h.timeouts >= slowAfter && h.once("slow") {
+		if h.timedOutLocked(words) {
 			return fmt.Sprintf("acp-lsp-bridge: %s's model did not answer %d suggestions in a row in time, so each came back empty: %s", name, slowAfter, words)
 		}
 	default:
