@@ -49,13 +49,9 @@ T.run(function()
   -- The rewrite lies below the cursor, where Neovim shows no ghost text: the user asks for it
   -- with <M-CR>, and Neovim asks the question of window/showMessageRequest with inputlist(): they
   -- pick 1, Apply.
-  local question
-  vim.fn.inputlist = function(items)
-    question = items
-    return 1
-  end
+  local question = T.answer_questions(1)
   api.nvim_input('<M-CR>')
-  if check(wait_for(function() return T.line(buf, 4) == '        totals[order.id] = order.amount' end, 10000), 'after asking, line 4 reads ' .. vim.inspect(T.line(buf, 4)) .. '; the question: ' .. vim.inspect(question)) then
+  if check(wait_for(function() return T.line(buf, 4) == '        totals[order.id] = order.amount' end, 10000), 'after asking, line 4 reads ' .. vim.inspect(T.line(buf, 4)) .. '; the question: ' .. vim.inspect(question())) then
     check(T.line(buf, 9) == '    return dict(totals), seen, first', 'line 9 reads ' .. vim.inspect(T.line(buf, 9)))
     T.out('STEP refactor ok')
   end

@@ -17,12 +17,7 @@ local T = dofile(os.getenv('NVIM_TEST_LIB'))
 local check, wait_for, sleep, ghost = T.check, T.wait_for, T.sleep, T.ghost
 
 -- What the user is told (vim.notify), in order.
-local said = {}
-local notify = vim.notify
-vim.notify = function(msg, level, o)
-  said[#said + 1] = msg
-  return notify(msg, level, o)
-end
+local said = T.record_notify()
 local function told(text)
   local n = 0
   for _, m in ipairs(said) do
@@ -76,14 +71,10 @@ T.run(function()
   -- gets it, and the status is ready again.
   local flag = assert(io.open(os.getenv('MODEL_HEALTHY_FLAG'), 'w'))
   flag:close()
-  local question
-  vim.fn.inputlist = function(items)
-    question = items
-    return 1
-  end
+  local question = T.answer_questions(1)
   api.nvim_input('<M-CR>')
   if check(wait_for(function() return T.line(buf, 4) == '\tx := foo()' end, 8000), 'the suggestion was not applied once the server takes the key: ' .. vim.inspect(T.line(buf, 4))) then
-    check(question and question[1]:find('insert `o()`', 1, true), 'the question: ' .. vim.inspect(question))
+    check(question() and question()[1]:find('insert `o()`', 1, true), 'the question: ' .. vim.inspect(question()))
   end
   if check(wait_for(function() return acp.status() == '✓ next edit' end, 5000), 'status() did not come back to "✓ next edit": ' .. acp.status()) then
     T.out('STEP ready again ok')

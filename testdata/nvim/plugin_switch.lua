@@ -20,12 +20,7 @@ local check, wait_for, sleep, ghost, agent_msgs = T.check, T.wait_for, T.sleep, 
 local RULES = '[{"when":"retur","find":"retur","replace":"return nil"},{"when":"fmt.Prin","find":"fmt.Prin","replace":"fmt.Println(err)"}]'
 
 -- What the user is told (vim.notify), in order.
-local said = {}
-local notify = vim.notify
-vim.notify = function(msg, level, o)
-  said[#said + 1] = msg
-  return notify(msg, level, o)
-end
+local said = T.record_notify()
 local function told(text)
   return wait_for(function()
     for _, m in ipairs(said) do

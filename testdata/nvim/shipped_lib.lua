@@ -70,6 +70,30 @@ function T.agent_msgs(method)
   return found
 end
 
+-- T.record_notify makes vim.notify also keep what the user is told, in order, in the list it
+-- returns.
+function T.record_notify()
+  local said = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level, o)
+    said[#said + 1] = msg
+    return notify(msg, level, o)
+  end
+  return said
+end
+
+-- T.answer_questions answers every question Neovim asks with inputlist() (how it asks the
+-- question of window/showMessageRequest) with choice, as the user would pick it; it returns a
+-- function that gives the last question asked (nil before any).
+function T.answer_questions(choice)
+  local last
+  vim.fn.inputlist = function(items)
+    last = items
+    return choice
+  end
+  return function() return last end
+end
+
 -- The ghost text shown in buf: vim.lsp.inline_completion draws it as virtual text.
 function T.ghost(buf)
   for _, m in ipairs(api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
