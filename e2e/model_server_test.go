@@ -229,6 +229,21 @@ func (s *modelSession) log() string {
 	return string(data)
 }
 
+// waitLog waits up to 5 s for want in the bridge's log, and fails the test with why when it never
+// comes. The agent's stderr reaches that log through the bridge, after what the editor was
+// answered.
+func (s *modelSession) waitLog(want, why string) {
+	s.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.log(), want) {
+		if time.Now().After(deadline) {
+			s.t.Errorf("%s: the bridge's log does not say %q", why, want)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // noKeyAnywhere fails the test when the key, whole or in part, is in the bridge's log (with the
 // agent's), in anything the editor was sent, or in extra.
 func (s *modelSession) noKeyAnywhere(extra ...string) {
@@ -544,9 +559,7 @@ func TestBinaryModelServerHangsBeforeTheKindCheck(t *testing.T) {
 	if len(paths) < 2 || paths[0] != "GET /api/version" || paths[len(paths)-1] != "POST /v1/completions" {
 		t.Errorf("after the server came back: %v, want the check asked again, then the completion", paths)
 	}
-	if !strings.Contains(s.log(), "the server is OpenAI-compatible (no Ollama at /api/version)") {
-		t.Errorf("the log does not say what was found")
-	}
+	s.waitLog("the server is OpenAI-compatible (no Ollama at /api/version)", "what serves the model")
 	s.noKeyAnywhere()
 }
 
@@ -595,9 +608,7 @@ func TestBinaryModelServerOllamaStartsLater(t *testing.T) {
 	if len(paths) < 2 || paths[0] != "GET /api/version" || paths[1] != "POST /api/generate" {
 		t.Errorf("Ollama got %v, want the check, then the raw prompt at /api/generate", paths)
 	}
-	if !strings.Contains(s.log(), "the server is Ollama 0.12.3") {
-		t.Errorf("the log does not say Ollama was found")
-	}
+	s.waitLog("the server is Ollama 0.12.3", "Ollama found")
 	s.noKeyAnywhere()
 }
 
@@ -632,13 +643,7 @@ func TestBinaryModelServerInvalidText(t *testing.T) {
 			if m.posts() != 1 {
 				t.Fatalf("the server got %d POSTs", m.posts())
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for !strings.Contains(s.log(), "answer dropped: unfit text: the answer holds "+tc.why) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the log does not say why the answer was dropped (%s)", tc.why)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			s.waitLog("answer dropped: unfit text: the answer holds "+tc.why, "the answer dropped")
 			m.set(modelHealthy(t))
 			s.wantServed()
 		})
