@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/BurntSushi/toml v1.6.0
+	github.com/andybalholm/brotli v1.3.0
 	github.com/coder/acp-go-sdk v0.13.5
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68
 	github.com/rs/zerolog v1.35.1

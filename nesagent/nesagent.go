@@ -67,7 +67,12 @@ type OpenDocument struct {
 	Text            string
 	// Recent are its recent edits, oldest first, as Request.Recent are the requested document's.
 	Recent []Edit
-	m      *encoding.Mapper // Text's, for the positions of suggestions in it
+	// Visit is the offset in Text where the user's cursor last was (the editor's
+	// document/didFocus, or the last request in it), -1 when not known.
+	Visit int
+	// Saved says the document was saved (document/didSave) and not changed since.
+	Saved bool
+	m     *encoding.Mapper // Text's, for the positions of suggestions in it
 }
 
 // Edit is one edit as a person would describe it: keystrokes in one place are grouped. In the text
@@ -129,6 +134,10 @@ type docState struct {
 	edits      []Edit
 	open       bool // last edit still growing
 	seq        uint64
+	// visit is where the user's cursor last was in it (document/didFocus, or a request), -1 when
+	// not known; saved says it was saved (document/didSave) and not changed since.
+	visit int
+	saved bool
 }
 
 // Agent is one ACP connection served by an engine.
@@ -223,7 +232,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		a.mu.Lock()
 		a.seq++
-		a.docs[p.Uri] = &docState{languageID: p.LanguageId, version: p.Version, m: encoding.NewMapper(p.Text), seq: a.seq}
+		a.docs[p.Uri] = &docState{languageID: p.LanguageId, version: p.Version, m: encoding.NewMapper(p.Text), seq: a.seq, visit: -1}
 		a.signalLocked()
 		a.mu.Unlock()
 		return nil, nil
@@ -262,7 +271,30 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			}
 		}
 		return nil, nil
-	case acp.AgentMethodDocumentDidSave, acp.AgentMethodDocumentDidFocus:
+	case acp.AgentMethodDocumentDidSave:
+		var p acp.UnstableDidSaveDocumentNotification
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		a.mu.Lock()
+		if d, ok := a.docs[p.Uri]; ok {
+			d.saved = true
+		}
+		a.mu.Unlock()
+		return nil, nil
+	case acp.AgentMethodDocumentDidFocus:
+		var p acp.UnstableDidFocusDocumentNotification
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalid(err)
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if d, ok := a.docs[p.Uri]; ok {
+			// A position the document's text no longer has (it changed since) is left out.
+			if off, err := d.m.PositionOffset(encoding.Position{Line: p.Position.Line, Character: p.Position.Character}, a.enc); err == nil {
+				d.visit = off
+			}
+		}
 		return nil, nil
 	case acp.AgentMethodNesSuggest:
 		var p acp.UnstableSuggestNesRequest
@@ -297,6 +329,10 @@ func (a *Agent) didChange(p acp.UnstableDidChangeDocumentNotification) *acp.Requ
 	}
 	d.m, d.version = m, p.Version
 	d.seq = a.seq
+	d.saved = false
+	if d.visit > len(m.Text()) {
+		d.visit = len(m.Text())
+	}
 	a.signalLocked()
 	return nil
 }
@@ -378,6 +414,11 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 	}
 	req := Request{URI: p.Uri, LanguageID: d.languageID, Version: d.version, Text: text, Cursor: cursor, Trigger: string(p.TriggerKind), Recent: d.recent(text)}
 	req.Open = a.others(p.Uri)
+	a.mu.Lock()
+	if live, ok := a.docs[p.Uri]; ok && live.version == d.version {
+		live.visit = cursor
+	}
+	a.mu.Unlock()
 	req.Root = a.rootOf(p.Uri)
 	if p.Context != nil {
 		for _, dg := range p.Context.Diagnostics {
@@ -552,7 +593,7 @@ func (a *Agent) others(uri string) []OpenDocument {
 	out := make([]OpenDocument, len(list))
 	for i, x := range list {
 		text := x.d.m.Text()
-		out[i] = OpenDocument{URI: x.uri, LanguageID: x.d.languageID, Text: text, Recent: x.d.recent(text), m: x.d.m}
+		out[i] = OpenDocument{URI: x.uri, LanguageID: x.d.languageID, Text: text, Recent: x.d.recent(text), Visit: x.d.visit, Saved: x.d.saved, m: x.d.m}
 	}
 	return out
 }

@@ -45,7 +45,11 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	keyEnv := fs.String("api-key-env", "", "the environment `variable` holding the server's API key (sent as a Bearer token, to that server only: no redirect elsewhere is followed, and the key is kept out of every message)")
 	timeout := fs.Duration("timeout", model.DefaultTimeout, "how long one request to the model may take, the check of what serves it included; three in a row past it make the bridge's status slow")
 	format := fs.String("model-format", "auto", "the model's prompt `format`: "+model.FormatNames+" (auto: from the name the model is published under, as Zed infers it: zeta2.1/zeta-2.1, zeta2/zeta-2, zeta, any name holding sweep-next-edit, instinct, tags, owners and GGUF suffixes aside; anything else chat); see docs/model-agent.md")
-	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version), openai (llama-server, vLLM, LM Studio, hosted APIs) or ollama; raw formats go to Ollama's /api/generate with raw set")
+	server := fs.String("model-server", "auto", "what serves the model: auto (ask it: only Ollama answers /api/version, only llama-server /props), openai (vLLM, LM Studio, hosted APIs), ollama or llama-server; raw formats go to Ollama's /api/generate with raw set, fim to llama-server's /infill or Ollama's /api/generate with suffix")
+	fimTokens := fs.String("fim-tokens", "auto", "for --model-format fim on a server that is neither llama-server nor Ollama (which apply the model's own): the `family` whose FIM tokens write the prompt, one of "+model.FIMTokenNames()+" (auto: from the model's name)")
+	fimChunks := fs.Int("fim-chunks", 16, "for --model-format fim: how many `chunks` of the files you worked in (around recent edits, the places you visited, files saved) the prompt carries at most, as llama.vim's ring; 0: none")
+	fimSampling := fs.String("fim-sampling", "llama.vim", "for --model-format fim at llama-server's /infill: `how` the answer is sampled: llama.vim (its top_k 40 and top_p 0.9, then the server's infill sampler) or server (the server's own settings: its --temp, --top-k, --samplers, --seed)")
+	fimChunkLines := fs.Int("fim-chunk-lines", 64, "for --model-format fim: the `lines` of each chunk")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
 	maxTokens := fs.Int("max-tokens", 0, "the most `tokens` one answer may take: a lower bound answers a slow model sooner, and an answer cut short is dropped (0: the format's own: 1024 for Zeta and Sweep v2, 512 for Sweep and Instinct, for chat sized to the region)")
 	noGate := fs.Bool("no-gate", false, "show every answer that changes the region: turn off the quality gate that keeps back answers it takes for noise (whitespace only, the prompt copied, runaway growth, a rewrite of most of the region, an undo of your last edit, an answer cut short); see docs/model-agent.md")
@@ -56,6 +60,25 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "acp-lsp-bridge agent: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	}
+	if *fimChunks < 0 || *fimChunkLines <= 0 {
+		fmt.Fprintln(stderr, "acp-lsp-bridge agent: --fim-chunks takes 0 or more, --fim-chunk-lines 1 or more")
+		return 2
+	}
+	if *fimChunks == 0 {
+		*fimChunks = -1 // none
+	}
+	if h, ok := model.Hosted[*format]; ok {
+		// A hosted service's format: its address, model and key variable unless given.
+		if *url == "" {
+			*url = h.URL
+		}
+		if *name == "" {
+			*name = h.Model
+		}
+		if *keyEnv == "" {
+			*keyEnv = h.KeyEnv
+		}
 	}
 	if *maxTokens < 0 || *contextTokens < 0 {
 		fmt.Fprintln(stderr, "acp-lsp-bridge agent: --max-tokens and --model-context take a number of tokens, 0 or more")
@@ -82,11 +105,12 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "acp-lsp-bridge agent: --model-url and --model go together")
 		return 2
 	default:
-		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens, NoGate: *noGate}
+		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens, NoGate: *noGate,
+			FIMTokens: *fimTokens, FIMChunks: *fimChunks, FIMChunkLines: *fimChunkLines, FIMSampling: *fimSampling}
 		if *keyEnv != "" {
 			cfg.APIKey, cfg.APIKeyEnv = os.Getenv(*keyEnv), *keyEnv
 			if cfg.APIKey == "" {
-				fmt.Fprintf(stderr, "acp-lsp-bridge agent: --api-key-env %s: the variable is empty or unset\n", *keyEnv)
+				fmt.Fprintf(stderr, "acp-lsp-bridge agent: --api-key-env %s: the variable is empty or unset; set it to your key (or name another variable with --api-key-env)\n", *keyEnv)
 				return 2
 			}
 		}

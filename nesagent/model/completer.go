@@ -21,7 +21,17 @@ type Prompt struct {
 	System, User string
 	// Raw, when set, is a raw completion's prompt (System and User are then empty), sent as it
 	// is: no chat template is applied to it.
-	Raw       string
+	Raw string
+	// FIM, when set, is a fill-in-the-middle request (System, User and Raw are then empty),
+	// written as the server takes it (transport.go).
+	FIM *FIMPrompt
+	// Path, when set, is a hosted service's own endpoint below the server's address
+	// (Inception's /v1/edit/completions for a chat-shaped request). Body, when set, is that
+	// service's own request (Sweep's), sent as JSON, compressed by brotli when Brotli is set;
+	// the answer's body is the Answer's text, for the format to read.
+	Path      string
+	Body      any
+	Brotli    bool
 	Stop      []string
 	MaxTokens int
 	URI       string
@@ -36,6 +46,8 @@ type Answer struct {
 	// Cut says the answer was cut short by the request's bound on tokens (finish_reason
 	// "length"): its end may be missing.
 	Cut bool
+	// Timings are llama-server's figures for the answer, when it gave them.
+	Timings *Timings
 }
 
 // Change is a change a coding agent proposed to a file: OldText replaced by NewText, or, when

@@ -36,7 +36,7 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 		open[d.URI] = true
 	}
 	e.words.keep(open)
-	c, err := e.format.Build(in, limits{cfg: &e.cfg, contextTokens: e.cfg.ContextTokens, maxTokens: e.cfg.MaxTokens})
+	c, err := e.format.Build(in, limits{cfg: &e.cfg, contextTokens: e.cfg.ContextTokens, maxTokens: e.cfg.MaxTokens, ring: &e.ring})
 	if err != nil {
 		e.cfg.Log.Debug("model: nothing asked: "+err.Error(), "uri", req.URI, "format", e.format.Name())
 		return nil, nil, nil
@@ -85,12 +85,15 @@ const (
 )
 
 // GateRules are the quality gate's rules, in the order they are tried.
-var GateRules = []string{RuleCutShort, RuleWhitespace, RulePromptCopy, RuleRunaway, RuleRewrite, RuleUndo}
+var GateRules = []string{RuleCutShort, RuleWhitespace, RulePromptCopy, RuleRunaway, RuleRewrite, RuleUndo, RuleRepeatsSuffix}
 
 // read turns an answer into a suggestion of the request's document, or says why there is none.
 func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, *nesagent.Quiet) {
 	quiet := func(rule, why string) (nesagent.Suggestion, *nesagent.Quiet) {
 		return nesagent.Suggestion{}, &nesagent.Quiet{Rule: rule, Why: why}
+	}
+	if c.fim != nil {
+		return e.readFIM(in, c, answer)
 	}
 	if !e.cfg.NoGate && answer.Cut && !holdsAny(answer.Text, c.ends) {
 		return quiet(RuleCutShort, fmt.Sprintf("cut short: the server stopped at a length limit (the request allowed %d tokens) before the answer's end", c.MaxTokens))
@@ -417,4 +420,36 @@ func unfitText(text, doc string) string {
 		}
 	}
 	return ""
+}
+
+// readFIM turns a FIM answer into the completion at the cursor: cleaned as the references clean
+// it (cleanFIM), then passed through the FIM gate: nothing left (no-change), only the text after
+// the cursor again (repeats-suffix), the format's tokens copied (prompt-copy), a line repeated
+// three times or more in a row, more than the text before the cursor does (runaway). With
+// Config.NoGate, only an empty answer is kept back.
+func (e *engine) readFIM(in *input, c *call, answer Answer) (nesagent.Suggestion, *nesagent.Quiet) {
+	quiet := func(rule, why string) (nesagent.Suggestion, *nesagent.Quiet) {
+		return nesagent.Suggestion{}, &nesagent.Quiet{Rule: rule, Why: why}
+	}
+	text, rule, why := cleanFIM(c.fim, answer.Text, answer.Cut)
+	if rule != "" && (rule == RuleNoChange || !e.cfg.NoGate) {
+		return quiet(rule, why)
+	}
+	if !e.cfg.NoGate {
+		for _, m := range c.markers {
+			if m != "" && strings.Contains(text, m) {
+				return quiet(RulePromptCopy, "the answer holds the FIM token "+quote(m)+": the model copied its prompt")
+			}
+		}
+		if run := repeatedLines(text); run >= 3 && run > repeatedLines(c.fim.Prefix+c.fim.Line) {
+			return quiet(RuleRunaway, fmt.Sprintf("runaway repetition: the answer repeats a line %d times in a row", run))
+		}
+	}
+	at := in.toOrig(c.start)
+	edit := nesagent.TextEdit{Start: at, End: at, NewText: in.breaks(text)}
+	if why := unfitEdits([]nesagent.TextEdit{edit}, in.req.Text); why != "" {
+		return quiet(RuleUnfitText, why)
+	}
+	end := at + len(edit.NewText)
+	return nesagent.Suggestion{Edits: []nesagent.TextEdit{edit}, Cursor: &end}, nil
 }

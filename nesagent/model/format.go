@@ -25,6 +25,8 @@ type limits struct {
 	contextTokens int
 	// maxTokens is Config.MaxTokens; 0: the format's own.
 	maxTokens int
+	// ring is the engine's chunks of other files for FIM prompts (nil: none).
+	ring *fimRing
 }
 
 // call is one request to the model and how to read its answer.
@@ -45,6 +47,9 @@ type call struct {
 	// given is how much of the region the prompt already wrote as the answer's start (Sweep v2's
 	// prefill): the gate judges what the model wrote after it.
 	given int
+	// fim, for a completion at the cursor, is its prompt: the answer is cleaned (cleanFIM) and
+	// inserted at the cursor, and the gate has FIM rules of its own.
+	fim *FIMPrompt
 }
 
 // errNoEdit is an answer that says "nothing to change".
@@ -60,6 +65,10 @@ var Formats = map[string]Format{
 	"sweep-small": sweepFormat{layout: sweepSmall},
 	"sweep-7b":    sweepFormat{layout: sweep7B},
 	"instinct":    instinctFormat{},
+	"fim":         fimFormat{},
+	"codestral":   fimFormat{name: "codestral"},
+	"mercury":     mercuryFormat{},
+	"sweep-api":   sweepAPIFormat{},
 }
 
 // MetaKey is the key of agentInfo._meta under which the model agent says its format, the reason
@@ -67,7 +76,7 @@ var Formats = map[string]Format{
 const MetaKey = "acp-lsp-bridge/model"
 
 // FormatNames lists the names --model-format takes, "auto" last.
-const FormatNames = "chat, zeta1, zeta2, zeta2.1, sweep, sweep-small, sweep-7b, instinct or auto"
+const FormatNames = "chat, zeta1, zeta2, zeta2.1, sweep, sweep-small, sweep-7b, instinct, fim, codestral, mercury, sweep-api or auto"
 
 // The names the open next-edit models are published and served under, once modelBase has set
 // aside what is not the model's own (an Ollama tag, an owner, a file's suffixes). Zed's
@@ -157,4 +166,18 @@ func PickFormat(name, model string) (f Format, why string, err error) {
 		}
 	}
 	return Formats["chat"], fmt.Sprintf("the model's name %q names none of the next-edit models (zeta, zeta2, zeta2.1, sweep-next-edit, instinct)%s", model, read), nil
+}
+
+// HostedService is what a hosted service's format takes by default: where the service is, the
+// model asked, and the environment variable its key is read from (the name the service's own
+// documentation and clients use).
+type HostedService struct {
+	URL, Model, KeyEnv string
+}
+
+// Hosted are the hosted services' formats (docs/model-agent.md cites their documentation).
+var Hosted = map[string]HostedService{
+	"codestral": {URL: "https://codestral.mistral.ai", Model: "codestral-latest", KeyEnv: "CODESTRAL_API_KEY"},
+	"mercury":   {URL: "https://api.inceptionlabs.ai", Model: "mercury-edit", KeyEnv: "INCEPTION_API_KEY"},
+	"sweep-api": {URL: "https://autocomplete.sweep.dev", Model: "sweep-next-edit", KeyEnv: "SWEEP_AI_TOKEN"},
 }

@@ -82,7 +82,7 @@ func TestPickFormatFromTheModelsName(t *testing.T) {
 	if f, why, err := PickFormat("ZETA2", "qwen2.5-coder:7b"); err != nil || f.Name() != "zeta2" || !strings.Contains(why, "--model-format") {
 		t.Errorf("a format named: %v %q %v", f, why, err)
 	}
-	if _, _, err := PickFormat("zeta3", "x"); err == nil || !strings.Contains(err.Error(), "chat, zeta1, zeta2, zeta2.1, sweep, sweep-small, sweep-7b, instinct or auto") {
+	if _, _, err := PickFormat("zeta3", "x"); err == nil || !strings.Contains(err.Error(), "chat, zeta1, zeta2, zeta2.1, sweep, sweep-small, sweep-7b, instinct, fim") {
 		t.Errorf("a misspelt format: %v", err)
 	}
 }

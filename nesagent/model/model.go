@@ -94,6 +94,19 @@ type Config struct {
 	// (eval --no-gate). What cannot be shown (no change, unreadable, unfit text) still is not.
 	NoGate bool
 
+	// FIMTokens names the family whose FIM tokens write a "fim" prompt on a server that does
+	// not apply them itself (--fim-tokens: qwen, codegemma, starcoder, deepseek, codellama,
+	// codestral); "" or "auto": the family the model's name calls for. llama-server's /infill
+	// and Ollama apply the model's own.
+	FIMTokens string
+	// FIMChunks is how many chunks of other files a "fim" prompt carries at most (default 16,
+	// as llama.vim's ring; negative: none), FIMChunkLines how many lines each has (default 64).
+	FIMChunks, FIMChunkLines int
+	// FIMSampling is how llama-server samples a "fim" answer at /infill: "" or "llama.vim" as
+	// llama.vim asks it (top_k 40, top_p 0.9, then llama-server's infill sampler), "server" by
+	// the server's own settings (its --temp, --top-k, --samplers, --seed).
+	FIMSampling string
+
 	// Instructions replaces the system message (default DefaultInstructions). The user message
 	// and the answer's markers stay as they are.
 	Instructions string
@@ -134,9 +147,9 @@ func New(cfg Config) (nesagent.Engine, error) {
 		return nil, fmt.Errorf("model: negative context size %d", cfg.ContextTokens)
 	}
 	switch strings.ToLower(cfg.Server) {
-	case "", "auto", "openai", "ollama":
+	case "", "auto", "openai", "ollama", "llama-server":
 	default:
-		return nil, fmt.Errorf("model: --model-server %q: want auto, openai or ollama", cfg.Server)
+		return nil, fmt.Errorf("model: --model-server %q: want auto, openai, ollama or llama-server", cfg.Server)
 	}
 	e, err := withDefaults(cfg)
 	if err != nil {
@@ -172,6 +185,18 @@ func withDefaults(cfg Config) (*engine, error) {
 	def(&cfg.MaxOpenDocs, 3)
 	def(&cfg.ExcerptLines, 20)
 	def(&cfg.ExcerptBytes, 1200)
+	def(&cfg.FIMChunks, 16)
+	def(&cfg.FIMChunkLines, 64)
+	switch cfg.FIMSampling {
+	case "", "llama.vim", "server":
+	default:
+		return nil, fmt.Errorf("model: --fim-sampling %q: want llama.vim or server", cfg.FIMSampling)
+	}
+	if cfg.FIMTokens != "" && cfg.FIMTokens != "auto" {
+		if _, ok := family(cfg.FIMTokens); !ok {
+			return nil, fmt.Errorf("model: --fim-tokens %q: want auto or one of %s", cfg.FIMTokens, FIMTokenNames())
+		}
+	}
 	if cfg.MaxRegionBytes == 0 {
 		cfg.MaxRegionBytes = math.MaxInt // negative: no limit but the lines
 	}
@@ -202,6 +227,7 @@ func withDefaults(cfg Config) (*engine, error) {
 type engine struct {
 	// words are the word indexes of the open documents, kept while their text stays the same.
 	words     wordIndexes
+	ring      fimRing
 	gens      generations
 	cfg       Config
 	c         Completer

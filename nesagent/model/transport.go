@@ -26,12 +26,20 @@ import (
 type httpCompleter struct {
 	cfg Config
 	// chat and completions are the OpenAI-style endpoints; generate is Ollama's; version is
-	// where Ollama says its version; shown is the server for messages, without a password.
+	// where Ollama says its version; props where llama-server says its settings, infill its FIM
+	// endpoint; fim the hosted services' FIM endpoint; shown is the server for messages, without
+	// a password.
 	chat, completions, generate, version string
+	props, infill, fim                   string
 	shown                                string
-	client                               *http.Client
-	scrub                                scrubber
-	pace                                 pacing
+	// hostedFIM: the server's address is a hosted service whose FIM endpoint FIM prompts go to.
+	hostedFIM bool
+	// base is the server's address without /v1 or an endpoint: a hosted service's own paths
+	// (Prompt.Path) go below it.
+	base   string
+	client *http.Client
+	scrub  scrubber
+	pace   pacing
 
 	mu sync.Mutex
 	// kind is what serves the model, as far as known; fixed when --model-server said it.
@@ -48,7 +56,25 @@ const (
 	kindUnknown serverKind = iota
 	kindOpenAI
 	kindOllama
+	kindLlamaServer
 )
+
+// String names the kind for the log and doctor.
+func (k serverKind) String() string {
+	switch k {
+	case kindOpenAI:
+		return "OpenAI-compatible"
+	case kindOllama:
+		return "Ollama"
+	case kindLlamaServer:
+		return "llama-server"
+	}
+	return "not known yet"
+}
+
+// hostedFIMHosts are the services whose FIM endpoint (/v1/fim/completions) takes a FIM prompt as
+// prefix and suffix: Mistral's (Codestral) and Inception's (Mercury Coder).
+var hostedFIMHosts = map[string]bool{"codestral.mistral.ai": true, "api.mistral.ai": true, "api.inceptionlabs.ai": true}
 
 // maxKindTries is how many checks of the server's kind may fail (no answer, an error status)
 // before it is taken to be OpenAI-compatible; an answer of Ollama's still changes that.
@@ -91,6 +117,11 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 	}
 	h.generate = endpoint(path+"/api/generate", false)
 	h.version = endpoint(path+"/api/version", false)
+	h.props = endpoint(path+"/props", false)
+	h.infill = endpoint(path+"/infill", false)
+	h.fim = endpoint(path+hostedFIMPath, false)
+	h.hostedFIM = hostedFIMHosts[strings.ToLower(u.Hostname())]
+	h.base = endpoint(path, false)
 	v := *u
 	v.RawQuery = ""
 	h.shown = v.Redacted()
@@ -101,6 +132,9 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 	case "openai":
 		h.kind, h.fixed = kindOpenAI, true
 		cfg.Log.Info("model: the server is OpenAI-compatible (--model-server openai): raw prompts go to /v1/completions")
+	case "llama-server":
+		h.kind, h.fixed = kindLlamaServer, true
+		cfg.Log.Info("model: the server is llama-server (--model-server llama-server): raw prompts go to /v1/completions, FIM prompts to /infill")
 	}
 	return h
 }
@@ -110,31 +144,47 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 // (at most maxKindTries times without one), within the request's own time: at most half of what
 // is left of dctx, so that the request keeps the rest.
 func (h *httpCompleter) useGenerate(ctx, dctx context.Context) bool {
+	return h.serverKind(ctx, dctx) == kindOllama
+}
+
+// serverKind is what serves the model, asked as useGenerate says; kindUnknown while not known
+// (the prompt then goes to /v1/completions).
+func (h *httpCompleter) serverKind(ctx, dctx context.Context) serverKind {
 	h.mu.Lock()
 	k := h.kind
 	h.mu.Unlock()
 	if k != kindUnknown {
-		return k == kindOllama
+		return k
 	}
 	k, why := h.askKind(dctx)
 	if ctx.Err() != nil {
-		return false // the request was abandoned: no try counted
+		return kindUnknown // the request was abandoned: no try counted
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.kind != kindUnknown { // another request found it meanwhile
-		return h.kind == kindOllama
+		return h.kind
 	}
 	if k == kindUnknown {
 		h.kindTries++
 		if h.kindTries < maxKindTries {
 			h.cfg.Log.Info("model: could not tell whether the server is Ollama ("+why+"); asked again at the next raw prompt, which goes to /v1/completions meanwhile", "server", h.shown, "tries", h.kindTries)
-			return false
+			return kindUnknown
 		}
 		k, why = kindOpenAI, fmt.Sprintf("%s, %d times: taken as OpenAI-compatible until an answer shows Ollama's", why, h.kindTries)
 	}
 	h.setKindLocked(k, why)
-	return k == kindOllama
+	return k
+}
+
+// Kind says what serves the model as far as it is known, for doctor.
+func (h *httpCompleter) Kind() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.hostedFIM {
+		return "a hosted FIM service (" + h.shown + ")"
+	}
+	return h.kind.String()
 }
 
 // askKind asks the server whether it is Ollama: kindUnknown when it did not say (no answer, an
@@ -175,7 +225,33 @@ func (h *httpCompleter) askKind(dctx context.Context) (serverKind, string) {
 	case resp.StatusCode >= 500:
 		return kindUnknown, "/api/version answered " + nesagent.CleanText(resp.Status, 60)
 	}
-	return kindOpenAI, "no Ollama at /api/version"
+	if h.askProps(ctx) {
+		return kindLlamaServer, "it answers /props as llama-server does"
+	}
+	return kindOpenAI, "no Ollama at /api/version, no llama-server at /props"
+}
+
+// askProps reports whether the server answers GET /props as llama-server does: a JSON object
+// with its default_generation_settings (or its build_info).
+func (h *httpCompleter) askProps(ctx context.Context) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.props, nil)
+	if err != nil {
+		return false
+	}
+	if h.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var v struct {
+		Settings  json.RawMessage `json:"default_generation_settings"`
+		BuildInfo string          `json:"build_info"`
+	}
+	return resp.StatusCode == http.StatusOK && json.Unmarshal(data, &v) == nil && (len(v.Settings) > 0 || v.BuildInfo != "")
 }
 
 // setKindLocked records what serves the model, and logs it when it changed. h.mu is held.
@@ -186,7 +262,9 @@ func (h *httpCompleter) setKindLocked(k serverKind, why string) {
 	h.kind = k
 	switch k {
 	case kindOllama:
-		h.cfg.Log.Info("model: the server is Ollama "+why+": raw prompts go to /api/generate with raw set", "server", h.shown)
+		h.cfg.Log.Info("model: the server is Ollama "+why+": raw prompts go to /api/generate with raw set, FIM prompts with suffix", "server", h.shown)
+	case kindLlamaServer:
+		h.cfg.Log.Info("model: the server is llama-server ("+why+"): raw prompts go to /v1/completions, FIM prompts to /infill", "server", h.shown)
 	case kindOpenAI:
 		h.cfg.Log.Info("model: the server is OpenAI-compatible ("+why+"): raw prompts go to /v1/completions", "server", h.shown)
 	default:
@@ -210,22 +288,40 @@ func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) 
 		return Answer{}, err
 	}
 	h.pace.answered()
-	h.cfg.Log.Debug("model: answer", "uri", p.URI, "endpoint", redacted(endpoint), "prompt_bytes", len(p.System)+len(p.User)+len(p.Raw), "answer_bytes", len(r.text), "took", time.Since(began), "finish_reason", r.finish)
-	return Answer{Text: r.text, Cut: r.finish == "length"}, nil
+	attrs := []any{"uri", p.URI, "endpoint", redacted(endpoint), "prompt_bytes", len(p.System) + len(p.User) + len(p.Raw) + p.FIM.size(), "answer_bytes", len(r.text), "took", time.Since(began), "finish_reason", r.finish}
+	if t := r.timings; t != nil {
+		attrs = append(attrs, "prompt_n", t.PromptN, "cache_n", t.CacheN, "predicted_n", t.PredictedN, "prompt_ms", t.PromptMS, "predicted_ms", t.PredictedMS)
+	}
+	h.cfg.Log.Debug("model: answer", attrs...)
+	return Answer{Text: r.text, Cut: r.finish == "length", Timings: r.timings}, nil
 }
 
 // ask posts the prompt where its kind goes, and returns what was read of the answer and the endpoint that gave it.
 func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt) (parsed, string, error) {
+	if p.FIM != nil {
+		return h.askFIM(ctx, dctx, p)
+	}
+	if p.Body != nil {
+		// A hosted service's own request (Sweep's), at its own path: the answer is read by
+		// the format.
+		endpoint := h.base + p.Path
+		r, err := h.postAs(ctx, dctx, endpoint, p.Body, p.Brotli, readWhole)
+		return r, endpoint, err
+	}
 	if p.Raw == "" {
+		chat := h.chat
+		if p.Path != "" {
+			chat = h.base + p.Path // a hosted service's chat-shaped endpoint (Inception's edits)
+		}
 		var msgs []chatMessage
 		if p.System != "" {
 			msgs = append(msgs, chatMessage{Role: "system", Content: p.System})
 		}
 		msgs = append(msgs, chatMessage{Role: "user", Content: p.User})
-		r, err := h.post(ctx, dctx, h.chat, chatRequest{
+		r, err := h.post(ctx, dctx, chat, chatRequest{
 			Model: h.cfg.Model, Messages: msgs, Temperature: 0, MaxTokens: p.MaxTokens, Stop: p.Stop,
 		}, readChat)
-		return r, h.chat, err
+		return r, chat, err
 	}
 	generate := func() (parsed, string, error) {
 		r, err := h.post(ctx, dctx, h.generate, generateRequest{
@@ -299,7 +395,8 @@ type completionRequest struct {
 type generateRequest struct {
 	Model   string          `json:"model"`
 	Prompt  string          `json:"prompt"`
-	Raw     bool            `json:"raw"`
+	Suffix  string          `json:"suffix,omitempty"`
+	Raw     bool            `json:"raw,omitempty"`
 	Stream  bool            `json:"stream"`
 	Options generateOptions `json:"options"`
 }
@@ -322,6 +419,19 @@ type parsed struct {
 	// fingerprint is the answer's system_fingerprint (OpenAI's completions), which tells
 	// Ollama's OpenAI layer apart.
 	fingerprint string
+	// timings are llama-server's figures for the answer (tokens of the prompt, of them taken
+	// from its cache, tokens predicted, milliseconds), for the debug log and eval.
+	timings *Timings
+}
+
+// Timings are what llama-server says of an answer's work: the prompt's tokens evaluated and
+// those reused from its cache, the tokens predicted, and the time of each.
+type Timings struct {
+	PromptN     int     `json:"prompt_n"`
+	PromptMS    float64 `json:"prompt_ms"`
+	PredictedN  int     `json:"predicted_n"`
+	PredictedMS float64 `json:"predicted_ms"`
+	CacheN      int     `json:"cache_n"`
 }
 
 func readChat(data []byte) (parsed, error) {
@@ -397,6 +507,12 @@ func noChoices(errField json.RawMessage, data []byte) error {
 // one that timed out) and reads the answer with read. Its errors are the server's failures
 // (nesagent.BackendError, with the reason), their text bounded and without the key.
 func (h *httpCompleter) post(ctx, dctx context.Context, endpoint string, body any, read reader) (parsed, error) {
+	return h.postAs(ctx, dctx, endpoint, body, false, read)
+}
+
+// postAs is post, with the body compressed by brotli when br is set (Content-Encoding: br, as
+// Sweep's service takes it).
+func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body any, br bool, read reader) (parsed, error) {
 	// Prompts are full of "<" and ">" (markers, code): without HTML escaping the body is smaller
 	// and quicker to write.
 	var buf bytes.Buffer
@@ -405,12 +521,19 @@ func (h *httpCompleter) post(ctx, dctx context.Context, endpoint string, body an
 	if err := enc.Encode(body); err != nil {
 		return parsed{}, fmt.Errorf("model: %w", err)
 	}
-	hr, err := http.NewRequestWithContext(dctx, http.MethodPost, endpoint, bytes.NewReader(buf.Bytes()))
+	payload := buf.Bytes()
+	if br {
+		payload = compressBrotli(payload)
+	}
+	hr, err := http.NewRequestWithContext(dctx, http.MethodPost, endpoint, bytes.NewReader(payload))
 	if err != nil {
 		return parsed{}, fmt.Errorf("model: %s", h.scrub.clean(err.Error(), maxErrorText))
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
+	if br {
+		hr.Header.Set("Content-Encoding", "br")
+	}
 	if h.cfg.APIKey != "" {
 		hr.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
 	}
