@@ -122,10 +122,17 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		name2 = "acp-lsp-bridge-model"
 		if d, ok := engine.(interface{ Describe() (string, string) }); ok {
 			f, why := d.Describe()
-			meta = map[string]any{model.MetaKey: map[string]any{"format": f, "why": why, "model": *name}}
+			m := map[string]any{"format": f, "why": why, "model": *name, "keyEnv": *keyEnv}
+			if k, ok := engine.(interface {
+				ServerKind(context.Context, time.Duration) string
+			}); ok {
+				// What serves the model, for doctor: for fim the server is asked now, as the
+				// first request would ask it (the answer is kept for it).
+				m["server"] = k.ServerKind(ctx, min(*timeout, 2*time.Second))
+			}
+			meta = map[string]any{model.MetaKey: m}
 		}
 	}
-	_ = ctx
 	start := time.Now()
 	opts := nesagent.Options{Name: name2, Version: version, Meta: meta}
 	if name2 == "acp-lsp-bridge-model" {

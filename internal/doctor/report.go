@@ -156,6 +156,10 @@ type modelReport struct {
 	Name   string `json:"name"`
 	Format string `json:"format"`
 	Why    string `json:"why"`
+	// Server is what serves the model, as the agent found it; KeyEnv the environment variable
+	// its API key is read from (never the key), "" for none.
+	Server string `json:"server"`
+	KeyEnv string `json:"keyEnv"`
 }
 
 type infoReport struct {
@@ -280,6 +284,12 @@ func (r *Report) Human(color bool) string {
 		line("agent", a.describe())
 		if m := a.Model; m != nil {
 			line("model", fmt.Sprintf("%s, asked in the %s prompt format (%s)", m.Name, m.Format, m.Why))
+			if m.Server != "" {
+				line("server", m.Server)
+			}
+			if m.KeyEnv != "" {
+				line("key", "from the environment variable "+m.KeyEnv)
+			}
 		}
 		line("protocol", fmt.Sprintf("ACP %d", a.ProtocolVersion))
 		switch a.PositionEncodingSource {

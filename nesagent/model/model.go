@@ -12,6 +12,7 @@
 package model
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -301,4 +302,43 @@ func preview(data []byte) string {
 		s = s[:n] + "…"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// ServerKind says what serves the model, for doctor and the log: a hosted service's format names
+// the service; for fim, whose requests go where the server takes them, the server is asked as
+// the first request would ask it (within wait; the answer is kept for that request); for the
+// others, what --model-server said or that it is asked at the first raw prompt.
+func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
+	name := e.format.Name()
+	h, ok := e.c.(*httpCompleter)
+	if !ok {
+		return ""
+	}
+	if _, ok := Hosted[name]; ok {
+		return "the service's own API at " + h.shown + " (--model-format " + name + ")"
+	}
+	if h.hostedFIM {
+		return h.Kind()
+	}
+	if name != "fim" {
+		if k := h.Kind(); h.fixed {
+			return k + " (--model-server)"
+		}
+		if name == "chat" || name == "instinct" {
+			return "OpenAI-compatible chat completions"
+		}
+		return "asked at the first prompt (Ollama or OpenAI-compatible)"
+	}
+	dctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	k := h.serverKind(ctx, dctx)
+	switch k {
+	case kindLlamaServer:
+		return "llama-server (FIM prompts to /infill)"
+	case kindOllama:
+		return "Ollama (FIM prompts to /api/generate with suffix)"
+	case kindOpenAI:
+		return "OpenAI-compatible (FIM prompts to /v1/completions with the model's tokens)"
+	}
+	return "not known yet: the server did not answer (asked again at the first prompt)"
 }
