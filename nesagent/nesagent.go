@@ -107,12 +107,17 @@ type Suggestion struct {
 	// Jump, when set, makes the suggestion a jump to this byte offset (Edits and Cursor are
 	// ignored). Jumps are sent only to a client that accepts them.
 	Jump *int
+	// Ref, when set, is the engine's own name for the suggestion: Feedback hears of it by Ref
+	// rather than by the id the agent gave it.
+	Ref string
 }
 
 // MaxEdits bounds the edit history kept per document.
 const MaxEdits = 16
 
-// Feedback is implemented by engines that want to learn what happened to their suggestions.
+// Feedback is implemented by engines that want to learn what happened to their suggestions: each
+// is named by its Ref when the engine gave one (the last maxRefs are remembered), else by the
+// agent's id.
 type Feedback interface {
 	Accepted(id string)
 	Rejected(id, reason string)
@@ -153,6 +158,9 @@ type Agent struct {
 	seq     uint64
 	next    int
 	changed chan struct{}
+	// refs are the engine's Refs of the last suggestions, by id, oldest first in refOrder.
+	refs     map[string]string
+	refOrder []string
 }
 
 // New makes an agent around an engine.
@@ -255,7 +263,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		var p acp.UnstableAcceptNesNotification
 		if json.Unmarshal(params, &p) == nil {
 			if f, ok := a.engine.(Feedback); ok {
-				f.Accepted(p.Id)
+				f.Accepted(a.refOf(p.Id))
 			}
 		}
 		return nil, nil
@@ -267,7 +275,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 				if p.Reason != nil {
 					reason = string(*p.Reason)
 				}
-				f.Rejected(p.Id, reason)
+				f.Rejected(a.refOf(p.Id), reason)
 			}
 		}
 		return nil, nil
@@ -503,6 +511,7 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 			}
 		}
 		edit.Id = a.newID()
+		a.remember(edit.Id, s.Ref)
 		out = append(out, acp.UnstableNesSuggestion{Edit: &edit})
 	}
 	return acp.UnstableSuggestNesResponse{Suggestions: out}, nil
@@ -520,6 +529,37 @@ func engineError(err error) *acp.RequestError {
 		}
 	}
 	return acp.NewInternalError(data)
+}
+
+// maxRefs is how many of the engine's Refs the agent remembers for Feedback.
+const maxRefs = 64
+
+// remember keeps the engine's Ref of the suggestion with this id, if it gave one.
+func (a *Agent) remember(id, ref string) {
+	if ref == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.refs == nil {
+		a.refs = map[string]string{}
+	}
+	a.refs[id] = ref
+	a.refOrder = append(a.refOrder, id)
+	if len(a.refOrder) > maxRefs {
+		delete(a.refs, a.refOrder[0])
+		a.refOrder = a.refOrder[1:]
+	}
+}
+
+// refOf is the engine's Ref of the suggestion with this id, or the id.
+func (a *Agent) refOf(id string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r, ok := a.refs[id]; ok {
+		return r
+	}
+	return id
 }
 
 // newID returns a new suggestion id.

@@ -65,6 +65,11 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 		e.cfg.Log.Log(ctx, level, "model: answer dropped: "+quiet.Why, "rule", quiet.Rule, "uri", req.URI, "format", e.format.Name(), "answer_bytes", len(answer.Text))
 		return nil, quiet, nil
 	}
+	if c.ref != nil {
+		if s.Ref = c.ref(); s.Ref != "" && e.track != nil {
+			e.track.noted(s.Ref, s.Edits, req.Text)
+		}
+	}
 	return []nesagent.Suggestion{s}, nil, nil
 }
 

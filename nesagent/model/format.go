@@ -50,6 +50,9 @@ type call struct {
 	// fim, for a completion at the cursor, is its prompt: the answer is cleaned (cleanFIM) and
 	// inserted at the cursor, and the gate has FIM rules of its own.
 	fim *FIMPrompt
+	// ref, when set, is the service's name for the suggestion read (Sweep's autocomplete_id),
+	// once read has run.
+	ref func() string
 }
 
 // errNoEdit is an answer that says "nothing to change".

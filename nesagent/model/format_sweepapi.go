@@ -125,14 +125,17 @@ func (sweepAPIFormat) Build(in *input, lim limits) (*call, error) {
 		req.EditorDiagnostics = append(req.EditorDiagnostics, sweepDiagnostic{Line: dg.Line + 1, Severity: dg.Severity, Message: dg.Message})
 	}
 	text := in.text
+	var id string
 	return &call{
+		ref:    func() string { return id },
 		Prompt: Prompt{Path: sweepAPIPath, Body: req, Brotli: true},
 		start:  0, end: len(text),
 		read: func(answer string) (string, int, error) {
-			reps, err := readSweepAPI(answer)
+			reps, ref, err := readSweepAPI(answer)
 			if err != nil {
 				return "", -1, err
 			}
+			id = ref
 			return applyReplacements(text, reps)
 		},
 	}, nil
@@ -164,10 +167,13 @@ type replacement struct {
 // readSweepAPI reads the service's answer: one JSON object, or one per line (a stream of them),
 // each a replacement or a list of them in completions. An empty completion over an empty range
 // is no suggestion.
-func readSweepAPI(body string) ([]replacement, error) {
+func readSweepAPI(body string) (_ []replacement, id string, _ error) {
 	var out []replacement
 	var add func(a sweepAPIAnswer) error
 	add = func(a sweepAPIAnswer) error {
+		if id == "" {
+			id = a.AutocompleteID
+		}
 		if len(a.Completions) > 0 {
 			for _, c := range a.Completions {
 				if err := add(c); err != nil {
@@ -185,9 +191,9 @@ func readSweepAPI(body string) ([]replacement, error) {
 	var whole sweepAPIAnswer
 	if err := json.Unmarshal([]byte(body), &whole); err == nil {
 		if err := add(whole); err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return out, nil
+		return out, id, nil
 	}
 	sc := bufio.NewScanner(strings.NewReader(body))
 	sc.Buffer(make([]byte, 64<<10), maxAnswerBytes)
@@ -198,19 +204,19 @@ func readSweepAPI(body string) ([]replacement, error) {
 		}
 		var a sweepAPIAnswer
 		if err := json.Unmarshal([]byte(line), &a); err != nil {
-			return nil, fmt.Errorf("a malformed line of the answer (%v): %s", err, preview([]byte(line)))
+			return nil, "", fmt.Errorf("a malformed line of the answer (%v): %s", err, preview([]byte(line)))
 		}
 		if err := add(a); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w (an empty answer)", errNoEdit)
+		return nil, "", fmt.Errorf("%w (an empty answer)", errNoEdit)
 	}
-	return out, nil
+	return out, id, nil
 }
 
 // applyReplacements applies the replacements to text: each within it, on whole characters, none

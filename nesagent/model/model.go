@@ -107,6 +107,9 @@ type Config struct {
 	// llama.vim asks it (top_k 40, top_p 0.9, then llama-server's infill sampler), "server" by
 	// the server's own settings (its --temp, --top-k, --samplers, --seed).
 	FIMSampling string
+	// SweepTracking tells Sweep's service which of its suggestions were accepted or dismissed
+	// (sweep-api only; off by default): see sweepTracker.
+	SweepTracking bool
 
 	// Instructions replaces the system message (default DefaultInstructions). The user message
 	// and the answer's markers stay as they are.
@@ -156,7 +159,12 @@ func New(cfg Config) (nesagent.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.c = newHTTPCompleter(e.cfg, u)
+	h := newHTTPCompleter(e.cfg, u)
+	e.c = h
+	if cfg.SweepTracking && e.format.Name() == "sweep-api" {
+		e.track = &sweepTracker{endpoint: sweepMetricsURL(h.base), key: cfg.APIKey, client: h.client, scrub: h.scrub, log: e.cfg.Log}
+		e.cfg.Log.Info("model: --sweep-tracking: what becomes of each suggestion (its id, the lines it adds and removes, how long it was shown; no code) goes to " + redacted(e.track.endpoint))
+	}
 	return e, nil
 }
 
@@ -229,6 +237,7 @@ type engine struct {
 	// words are the word indexes of the open documents, kept while their text stays the same.
 	words     wordIndexes
 	ring      fimRing
+	track     *sweepTracker // Sweep's metrics, when turned on
 	gens      generations
 	cfg       Config
 	c         Completer
