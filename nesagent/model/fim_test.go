@@ -476,3 +476,55 @@ func TestFIMRawPromptLayout(t *testing.T) {
 
 // timestamps are the times of the user's actions in Sweep's request.
 var timestamps = regexp.MustCompile(`"timestamp": \d+`)
+
+// FuzzCleanFIM: whatever a model answers, in whatever line, cleaning never fails, and what it
+// keeps to insert comes from the answer: no text of its own, no stop token left.
+func FuzzCleanFIM(f *testing.F) {
+	f.Add("\treturn ", "\n}\n", 1, "a + b\n}\n<|endoftext|>x", false)
+	f.Add("", "\n", 2, "\n\t\tx\r\n\ty", true)
+	f.Add("f(", ")\n", 0, ")", false)
+	f.Add("  ", "ü\n", 4, "  \t", true)
+	qwen := fimFamilies["qwen"]
+	f.Fuzz(func(t *testing.T, line, suffix string, lead int, answer string, cut bool) {
+		p := &FIMPrompt{Line: line, Suffix: suffix, Indent: indentWidth(line), Tokens: &qwen}
+		if strings.TrimSpace(line) == "" && lead > 0 {
+			p.Line, p.Lead = "", lead%8
+		}
+		text, rule, _ := cleanFIM(p, answer, cut)
+		if rule == "" && strings.TrimSpace(text) == "" {
+			t.Fatalf("an empty completion kept: %q", text)
+		}
+		if rule == "" {
+			for _, s := range qwen.stop {
+				if strings.Contains(text, s) {
+					t.Fatalf("the stop token %q kept in %q", s, text)
+				}
+			}
+			if strings.Contains(text, "\r\n") {
+				t.Fatalf("a CRLF kept in %q", text)
+			}
+		}
+	})
+}
+
+// FuzzReadSweepAPI: whatever Sweep's service answers, reading it never fails, and an answer read
+// has its replacements within the file, on whole characters, none overlapping.
+func FuzzReadSweepAPI(f *testing.F) {
+	f.Add(`{"autocomplete_id":"a","start_index":1,"end_index":3,"completion":"x"}`, "hëllo\n")
+	f.Add(`{"completions":[{"start_index":0,"end_index":0,"completion":"a"},{"start_index":0,"end_index":1,"completion":"b"}]}`, "abc")
+	f.Add("{\"start_index\":2,\"end_index\":2,\"completion\":\"\"}\n{\"start_index\":1}\n", "ab")
+	f.Fuzz(func(t *testing.T, body, text string) {
+		reps, _, err := readSweepAPI(body)
+		if err != nil {
+			return
+		}
+		if _, _, err := applyReplacements(text, reps); err != nil {
+			return
+		}
+		for _, r := range reps {
+			if r.start < 0 || r.end > len(text) || r.start > r.end {
+				t.Fatalf("a replacement outside the file applied: %+v", r)
+			}
+		}
+	})
+}

@@ -215,7 +215,10 @@ func baseName(p string) string {
 // was the first line cut short (RuleCutShort): nothing to show; but for RuleNoChange, text is
 // what would be shown without the quality gate.
 func cleanFIM(p *FIMPrompt, answer string, cut bool) (text, rule, why string) {
-	a := strings.ReplaceAll(answer, "\r\n", "\n")
+	a := answer
+	for strings.Contains(a, "\r\n") { // "\r\r\n" too
+		a = strings.ReplaceAll(a, "\r\n", "\n")
+	}
 	if p.Tokens != nil {
 		for _, s := range p.Tokens.stop {
 			if i := strings.Index(a, s); i >= 0 {
