@@ -4,8 +4,10 @@
 // person would make next (exact matches, chrF of the changed lines, how often it spoke or kept
 // quiet when it should, and the latency of nes/suggest).
 //
-// A scenario is one text file in a txtar-like format (FormatHelp describes it); the scenarios the
-// binary ships are embedded from testdata/scenarios.
+// A scenario is one text file in a txtar-like format (FormatHelp describes it). The binary ships
+// two sets (BuiltIn): next edits near the cursor (testdata/scenarios), for the formats that
+// rewrite a region, and completions at the cursor (testdata/fim), for the fill-in-the-middle
+// formats.
 package eval
 
 import (
@@ -36,13 +38,16 @@ const (
 	// KindFix: the last edit broke something (a type, a use, a missing import); the next edit
 	// fixes it.
 	KindFix = "fix"
+	// KindComplete: the next edit inserts text at the cursor and changes nothing else: a
+	// completion, what a fill-in-the-middle model is asked for (the FIM set).
+	KindComplete = "complete"
 	// KindNothing: the user finished an edit and the code is complete: nothing should be
 	// suggested.
 	KindNothing = "nothing"
 )
 
 // Kinds lists the kinds in the order reports show them.
-var Kinds = []string{KindFinishLine, KindSameChange, KindNewParameter, KindRename, KindFix, KindNothing}
+var Kinds = []string{KindFinishLine, KindSameChange, KindNewParameter, KindRename, KindFix, KindComplete, KindNothing}
 
 // Cursor marks the cursor in the last recorded version of a scenario's document.
 const Cursor = "‸"
@@ -56,7 +61,8 @@ starting with a line "-- NAME --" and holding the text up to the next such line 
 ends in a line break). Lines of the header that are empty or start with "#" are comments.
 
   name: go-finish-return          optional; default: the file name without .txtar
-  kind: finish-line               finish-line, same-change, new-parameter, rename, fix or nothing
+  kind: finish-line               finish-line, same-change, new-parameter, rename, fix, complete
+                                  or nothing
   language: go                    the document's language id, as an editor sends it
   path: stats/mean.go             the document's path, relative, with "/"
   description: ...                optional, one line
@@ -72,8 +78,9 @@ ends in a line break). Lines of the header that are empty or start with "#" are 
                                   first), its language from its extension
 
 Kind nothing goes with "expect: none", every other kind with an "-- expect --" section that differs
-from the last version. Each edit must change the version before it. A document cannot hold a line
-that reads like a marker ("-- x --"), nor end without a line break.`
+from the last version; for kind complete, only by text inserted at the cursor. Each edit must
+change the version before it. A document cannot hold a line that reads like a marker ("-- x --"),
+nor end without a line break.`
 
 // Example is a small scenario file, for the help.
 const Example = `kind: finish-line
@@ -92,17 +99,38 @@ def total(items):
     return sum(item.price for item in items)
 `
 
-//go:embed testdata/scenarios/*.txtar
+// The sets of scenarios the binary ships.
+const (
+	// SetNES is the next edits near the cursor (every kind but complete), for the formats that
+	// rewrite a region around the cursor.
+	SetNES = "nes"
+	// SetFIM is the completions at the cursor (kinds complete and nothing), for the formats
+	// that fill in the middle: the answer is inserted at the cursor.
+	SetFIM = "fim"
+)
+
+// setDirs are the folders of the sets in embedded.
+var setDirs = map[string]string{SetNES: "testdata/scenarios", SetFIM: "testdata/fim"}
+
+//go:embed testdata/scenarios/*.txtar testdata/fim/*.txtar
 var embedded embed.FS
 
-// Embedded returns the scenarios the binary ships, sorted by file name.
-func Embedded() ([]*Scenario, error) {
-	sub, err := fs.Sub(embedded, "testdata/scenarios")
+// BuiltIn returns the scenarios of a set the binary ships (SetNES or SetFIM), sorted by file
+// name.
+func BuiltIn(set string) ([]*Scenario, error) {
+	dir, ok := setDirs[set]
+	if !ok {
+		return nil, fmt.Errorf("no built-in set %q: want %s or %s", set, SetNES, SetFIM)
+	}
+	sub, err := fs.Sub(embedded, dir)
 	if err != nil {
 		return nil, err
 	}
 	return Load(sub, "")
 }
+
+// Embedded returns the NES set (BuiltIn(SetNES)).
+func Embedded() ([]*Scenario, error) { return BuiltIn(SetNES) }
 
 // Scenario is one recorded editing situation and the edit expected next.
 type Scenario struct {
@@ -388,6 +416,9 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if s.Kind != KindNothing && !s.WantChange {
 		return nil, fail(header["kind"], "kind %s expects a change: give an \"-- expect --\" section", s.Kind)
 	}
+	if s.Kind == KindComplete && !insertedAt(last, s.CursorOffset, s.Expected) {
+		return nil, fail(expectLine, "kind complete expects text inserted at the cursor and nothing else changed: the expected text must be the last version with text added where %s is", Cursor)
+	}
 	nl := strings.Count(last, "\n") + 1
 	for i, d := range s.Diagnostics {
 		if d.Line >= nl {
@@ -395,6 +426,11 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 	}
 	return s, nil
+}
+
+// insertedAt tells that after is before with text inserted at offset at.
+func insertedAt(before string, at int, after string) bool {
+	return len(after) > len(before) && strings.HasPrefix(after, before[:at]) && strings.HasSuffix(after, before[at:])
 }
 
 // marker reads a section marker line, "-- NAME --" or "-- open: PATH --".

@@ -97,6 +97,18 @@ func TestParseNothingExpected(t *testing.T) {
 	}
 }
 
+// A completion at the cursor: the expected text is the last version with text inserted there.
+func TestParseComplete(t *testing.T) {
+	src := "kind: complete\nlanguage: go\npath: a.go\n-- before --\nx\n-- edit --\nx = a‸\n-- expect --\nx = a + b\n"
+	s, err := Parse("fim.txtar", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != KindComplete || !s.WantChange || s.CursorOffset != 5 || s.Expected != "x = a + b\n" {
+		t.Errorf("%+v", s)
+	}
+}
+
 // Each malformed file is refused with the file, the line and what is wrong.
 func TestParseMalformed(t *testing.T) {
 	const head = "kind: finish-line\nlanguage: go\npath: a.go\n"
@@ -136,6 +148,8 @@ func TestParseMalformed(t *testing.T) {
 		{"diagnostic past the end", head + "diagnostic: 9 error: y\n-- before --\na\n-- edit --\nb‸\n-- expect --\nc\n", "bad.txtar:4: diagnostic on line 9: the last version has 2 lines"},
 		{"empty value", "kind:\n", "bad.txtar:1: kind: no value"},
 		{"not utf-8", "kind: \xff\n", "bad.txtar: not valid UTF-8"},
+		{"complete changes more", "kind: complete\nlanguage: go\npath: a.go\n-- before --\nx\n-- edit --\nx = a‸\n-- expect --\ny = a + b\n", "bad.txtar:8: kind complete expects text inserted at the cursor and nothing else changed"},
+		{"complete inserts elsewhere", "kind: complete\nlanguage: go\npath: a.go\n-- before --\nx\n-- edit --\nx‸ = a\n-- expect --\nx = a + b\n", "bad.txtar:8: kind complete expects text inserted at the cursor"},
 	} {
 		_, err := Parse("bad.txtar", []byte(tc.src))
 		var pe *ParseError
@@ -172,19 +186,15 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// The scenarios the binary ships: enough of them, every kind covered in several languages, and
-// each one consistent.
-func TestEmbeddedScenarios(t *testing.T) {
-	ss, err := Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ss) < 20 {
-		t.Errorf("%d scenarios, want at least 20", len(ss))
-	}
-	kinds := map[string]int{}
-	langs := map[string]map[string]bool{}
+// checkSet checks what every built-in set must be: each scenario consistent and described, its
+// language its path's, its path and its document its own, Go left as gofmt leaves it. It returns
+// the count of each kind and the languages of each.
+func checkSet(t *testing.T, ss []*Scenario) (kinds map[string]int, langs map[string]map[string]bool) {
+	t.Helper()
+	kinds = map[string]int{}
+	langs = map[string]map[string]bool{}
 	paths := map[string]string{}
+	docs := map[string]string{}
 	for _, s := range ss {
 		kinds[s.Kind]++
 		if langs[s.Kind] == nil {
@@ -208,14 +218,42 @@ func TestEmbeddedScenarios(t *testing.T) {
 			t.Errorf("%s: path %s is also %s's", s.Name, s.Path, other)
 		}
 		paths[s.Path] = s.Name
+		// A fake model finds the scenario a prompt is of by its document.
+		if other, dup := docs[s.Last()]; dup {
+			t.Errorf("%s: the same document as %s", s.Name, other)
+		}
+		docs[s.Last()] = s.Name
 		// What a careful Go programmer leaves is formatted.
 		if s.Language == "go" {
 			if out, err := format.Source([]byte(s.Expected)); err != nil || string(out) != s.Expected {
 				t.Errorf("%s: the expected text is not gofmt's: %v\n%s", s.Name, err, out)
 			}
 		}
+		if !slices.Contains(Kinds, s.Kind) {
+			t.Errorf("%s: unknown kind %s", s.Name, s.Kind)
+		}
 	}
+	return kinds, langs
+}
+
+// The NES set: enough scenarios, every kind but complete covered in several languages, and each
+// one consistent.
+func TestEmbeddedScenarios(t *testing.T) {
+	ss, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) < 20 {
+		t.Errorf("%d scenarios, want at least 20", len(ss))
+	}
+	kinds, langs := checkSet(t, ss)
 	for _, k := range Kinds {
+		if k == KindComplete {
+			if kinds[k] > 0 {
+				t.Errorf("%d completions at the cursor in the NES set: they belong in the FIM set", kinds[k])
+			}
+			continue
+		}
 		if kinds[k] < 4 {
 			t.Errorf("kind %s: %d scenarios, want at least 4", k, kinds[k])
 		}
@@ -240,9 +278,38 @@ func TestEmbeddedScenarios(t *testing.T) {
 	if others < 2 {
 		t.Errorf("%d scenarios in other languages, want some", others)
 	}
-	for k := range kinds {
-		if !slices.Contains(Kinds, k) {
-			t.Errorf("unknown kind %s", k)
+}
+
+// The FIM set: only completions at the cursor and cases where nothing is to be inserted, a dozen
+// completions or more in six languages, and each one consistent.
+func TestBuiltInFIMScenarios(t *testing.T) {
+	ss, err := BuiltIn(SetFIM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, langs := checkSet(t, ss)
+	if kinds[KindComplete] < 12 || kinds[KindNothing] < 3 || len(kinds) != 2 {
+		t.Errorf("kinds %v: want at least 12 completions, at least 3 where nothing is to be inserted, and no other kind", kinds)
+	}
+	for _, l := range []string{"go", "python", "typescript", "javascript", "c", "rust", "java"} {
+		if !langs[KindComplete][l] {
+			t.Errorf("no completion in %s", l)
 		}
+	}
+	if len(langs[KindNothing]) < 3 {
+		t.Errorf("the cases where nothing is to be inserted are in %d languages, want 3 or more", len(langs[KindNothing]))
+	}
+	for _, s := range ss {
+		if s.Kind != KindComplete {
+			continue
+		}
+		// The completion: what is inserted at the cursor (the parser checks it is only that).
+		ins := s.Expected[s.CursorOffset : len(s.Expected)-(len(s.Last())-s.CursorOffset)]
+		if strings.TrimSpace(ins) == "" || strings.HasSuffix(ins, "\n") {
+			t.Errorf("%s: the completion %q is empty or ends its line: a FIM answer's trailing line breaks are dropped", s.Name, ins)
+		}
+	}
+	if _, err := BuiltIn("zeta"); err == nil || !strings.Contains(err.Error(), `no built-in set "zeta": want nes or fim`) {
+		t.Errorf("an unknown set: %v", err)
 	}
 }
