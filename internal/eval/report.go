@@ -16,6 +16,9 @@ type Report struct {
 	// itself.
 	Model, URL string
 	Agent      *AgentInfo
+	// Set is the built-in set that ran (SetNES, SetFIM), or Dir the folder of the scenarios
+	// (set by the caller).
+	Set, Dir string
 	// Scenarios is how many were to run; Results are those that ran, in order.
 	Scenarios int
 	Results   []*Result
@@ -228,6 +231,12 @@ func (r *Report) Human() string {
 	if r.Agent != nil && r.Agent.Format != "" {
 		fmt.Fprintf(&b, ", prompt format %s", r.Agent.Format)
 	}
+	switch {
+	case r.Set != "":
+		fmt.Fprintf(&b, "; the built-in %s set", strings.ToUpper(r.Set))
+	case r.Dir != "":
+		fmt.Fprintf(&b, "; the scenarios of %s", r.Dir)
+	}
 	b.WriteString("\n\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "SCENARIO\tKIND\tLANGUAGE\tRESULT\tCHRF\tMS\tKEPT BACK")
@@ -303,6 +312,8 @@ type jsonReport struct {
 	Model     string                `json:"model"`
 	URL       string                `json:"url"`
 	Agent     *AgentInfo            `json:"agent"`
+	Set       string                `json:"set,omitempty"`
+	Dir       string                `json:"dir,omitempty"`
 	Scenarios int                   `json:"scenarios"`
 	Stopped   *string               `json:"stopped"`
 	Results   []jsonResult          `json:"results"`
@@ -387,7 +398,7 @@ func toJSONTotals(t Totals) jsonTotals {
 
 // JSON is the report as one JSON object, with a final line break.
 func (r *Report) JSON() []byte {
-	j := jsonReport{Model: r.Model, URL: r.URL, Agent: r.Agent, Scenarios: r.Scenarios, Results: []jsonResult{},
+	j := jsonReport{Model: r.Model, URL: r.URL, Agent: r.Agent, Set: r.Set, Dir: r.Dir, Scenarios: r.Scenarios, Results: []jsonResult{},
 		Total: toJSONTotals(r.Total), ByKind: map[string]jsonTotals{}}
 	if r.Stopped != "" {
 		j.Stopped = &r.Stopped

@@ -162,3 +162,23 @@ func TestReportJSON(t *testing.T) {
 		t.Errorf("byKind %v", j.ByKind)
 	}
 }
+
+// The report names the scenarios that ran: a built-in set, or a folder.
+func TestReportNamesItsScenarios(t *testing.T) {
+	for _, tc := range []struct {
+		set, dir, human, json string
+	}{
+		{SetFIM, "", "prompt format fim; the built-in FIM set\n", `"set": "fim"`},
+		{SetNES, "", "prompt format fim; the built-in NES set\n", `"set": "nes"`},
+		{"", "my/scenarios", "prompt format fim; the scenarios of my/scenarios\n", `"dir": "my/scenarios"`},
+	} {
+		rep := &Report{Model: "m", URL: "http://h", Agent: &AgentInfo{Format: "fim"}, Set: tc.set, Dir: tc.dir, Scenarios: 6, Results: testResults()}
+		rep.summarize()
+		if h := rep.Human(); !strings.Contains(h, tc.human) {
+			t.Errorf("the table does not say %q:\n%s", tc.human, h)
+		}
+		if j := string(rep.JSON()); !strings.Contains(j, tc.json) {
+			t.Errorf("the JSON does not say %q:\n%s", tc.json, j)
+		}
+	}
+}
