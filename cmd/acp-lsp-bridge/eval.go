@@ -26,19 +26,35 @@ var evalUsage = `acp-lsp-bridge eval: how well a model predicts the next edit, t
 Usage:
   acp-lsp-bridge eval --model-url URL --model NAME [--model-format F] [--model-server S]
                       [--model-context N] [--api-key-env VAR] [--timeout D] [--no-gate | --gate-effect]
-                      [--json] [DIR]
+                      [--fim-tokens F] [--fim-sampling S] [--fim-chunks N] [--fim-chunk-lines N]
+                      [--set auto|nes|fim] [--json] [DIR]
 
 Example, with llama.cpp's server running a coding model on this machine:
   llama-server -m qwen2.5-coder-7b-instruct-q4_k_m.gguf --port 8080
   acp-lsp-bridge eval --model-url http://127.0.0.1:8080 --model qwen2.5-coder-7b
+
+and a fill-in-the-middle model, asked for completions at the cursor (llama-server's /infill):
+  llama-server -m qwen2.5-coder-1.5b-q8_0.gguf --port 8080
+  acp-lsp-bridge eval --model-url http://127.0.0.1:8080 --model qwen2.5-coder-1.5b --model-format fim
 
 eval runs each scenario through the real model agent: it starts "acp-lsp-bridge agent" with the
 model flags given here (one agent per scenario), speaks ACP with it as the bridge does
 (initialize, nes/start, document/didOpen, a document/didChange for each recorded edit, so the
 agent's edit history is real), asks nes/suggest at the cursor, applies the first edit suggested
 for the document and scores the result (other suggestions are left aside; --json lists them).
-Without DIR it runs the scenarios built into the binary (Go, Python, TypeScript, JavaScript,
-Rust and others); with DIR, the *.txtar files of that directory.
+Without DIR it runs one of the two sets of scenarios built into the binary (Go, Python,
+TypeScript, JavaScript, Rust, C, Java and others), the one the prompt format is made for:
+  the FIM set   for the formats that complete at the cursor (--model-format fim or codestral):
+                completions inserted at the cursor (kind complete: a return finished, a loop's
+                body, an argument list, a dict's next key) and cases where nothing is to be
+                inserted (kind nothing)
+  the NES set   for every other format: next edits near the cursor (every other kind)
+--set nes or --set fim runs the set named whatever the format (default auto: as above); the
+report names the set that ran. With DIR, the *.txtar files of that directory run instead.
+
+With --model-format fim or codestral, eval passes --fim-tokens, --fim-sampling, --fim-chunks and
+--fim-chunk-lines to the agent, with the defaults below unless given (acp-lsp-bridge agent --help
+says what each does); with another format they are refused, as the agent would not use them.
 
 Progress goes to stderr, a line per scenario. The report goes to stdout: a table per scenario,
 per kind and in total, or with --json the same as one JSON object.
@@ -57,7 +73,8 @@ Metrics:
   shown where expected  how often the agent suggested an edit where one was expected
   quiet where none      how often it suggested none where none was expected
   kept back             the answers the agent had but did not show, by rule (its quality gate:
-                        cut-short, whitespace, prompt-copy, runaway, rewrite, undo; or what it
+                        cut-short, whitespace, prompt-copy, runaway, rewrite, undo, and for a
+                        completion at the cursor repeats-suffix; or what it
                         cannot show: no-change, unreadable, unfit-text, outside-region), and how
                         many of them were where nothing was expected (noise kept back) or where
                         an edit was (an answer lost); --no-gate runs the agent without its gate,
@@ -102,6 +119,34 @@ type evalOptions struct {
 	timeout                            time.Duration
 	json, verbose, noGate, gateEffect  bool
 	dir                                string
+	// set is the built-in set asked for: auto, nes or fim (resolved by scenarioSet).
+	set string
+	// The FIM flags, passed to the agent for a format that completes at the cursor.
+	fimTokens, fimSampling   string
+	fimChunks, fimChunkLines int
+}
+
+// fimFlags are the names of the flags passed to the agent only for a FIM format.
+var fimFlags = []string{"fim-tokens", "fim-sampling", "fim-chunks", "fim-chunk-lines"}
+
+// completesAtCursor tells that a format (as --model-format names it, auto resolved by the model's
+// name) inserts its answer at the cursor: the fill-in-the-middle formats, which the FIM set is
+// for.
+func completesAtCursor(format, modelName string) bool {
+	f, _, err := model.PickFormat(format, modelName)
+	return err == nil && (f.Name() == "fim" || f.Name() == "codestral")
+}
+
+// scenarioSet is the built-in set that runs: the one asked for, or with auto the one the format
+// is made for.
+func (o evalOptions) scenarioSet() string {
+	if o.set != "auto" {
+		return o.set
+	}
+	if completesAtCursor(o.format, o.model) {
+		return eval.SetFIM
+	}
+	return eval.SetNES
 }
 
 func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, code int, done bool) {
@@ -118,6 +163,11 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
 	fs.BoolVar(&opts.gateEffect, "gate-effect", false, "run the scenarios twice, with the agent's quality gate and without it, and report what the gate changes: shown where expected, quiet where none, chrF, exact matches (twice the model's time)")
 	fs.BoolVar(&opts.noGate, "no-gate", false, "run the agent with --no-gate: its quality gate off, every answer that changes the region shown (compare with a run without it to see what the gate does)")
+	fs.StringVar(&opts.set, "set", "auto", "the built-in `set` of scenarios run without DIR: auto (fim for --model-format fim or codestral, else nes), nes (next edits near the cursor) or fim (completions at the cursor)")
+	fs.StringVar(&opts.fimTokens, "fim-tokens", "auto", "for --model-format fim or codestral, on a server that is neither llama-server nor Ollama: the `family` whose FIM tokens write the prompt, one of "+model.FIMTokenNames()+" (passed to the agent)")
+	fs.StringVar(&opts.fimSampling, "fim-sampling", "llama.vim", "for --model-format fim or codestral, at llama-server's /infill: `how` the answer is sampled, llama.vim or server (its own --temp, --top-k, --samplers, --seed; passed to the agent)")
+	fs.IntVar(&opts.fimChunks, "fim-chunks", 16, "for --model-format fim or codestral: how many `chunks` of other files the prompt carries at most, 0 for none (passed to the agent)")
+	fs.IntVar(&opts.fimChunkLines, "fim-chunk-lines", 64, "for --model-format fim or codestral: the `lines` of each chunk (passed to the agent)")
 	fs.BoolVar(&opts.verbose, "verbose", false, "also run the agent with --verbose and copy its stderr (prompt format, request sizes and timings, why an answer was dropped) to stderr")
 	if code, done := parseFlags(fs, args, evalUsage, "run acp-lsp-bridge eval --help for the flags", stdout, stderr); done {
 		return opts, code, true
@@ -141,8 +191,30 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 		fmt.Fprintf(stderr, "acp-lsp-bridge eval: --timeout %v: must be more than 0\n", opts.timeout)
 		return opts, 2, true
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case opts.set != "auto" && opts.set != eval.SetNES && opts.set != eval.SetFIM:
+		fmt.Fprintf(stderr, "acp-lsp-bridge eval: --set %q: want auto, nes or fim\n", opts.set)
+		return opts, 2, true
+	case set["set"] && opts.dir != "":
+		fmt.Fprintf(stderr, "acp-lsp-bridge eval: --set %s and the directory %s: give one of them (--set names a built-in set, run when no directory is given)\n", opts.set, opts.dir)
+		return opts, 2, true
+	case opts.fimChunks < 0 || opts.fimChunkLines <= 0:
+		fmt.Fprintln(stderr, "acp-lsp-bridge eval: --fim-chunks takes 0 or more, --fim-chunk-lines 1 or more")
+		return opts, 2, true
+	}
+	if !completesAtCursor(opts.format, opts.model) {
+		for _, name := range fimFlags {
+			if set[name] {
+				fmt.Fprintf(stderr, "acp-lsp-bridge eval: --%s is for the formats that complete at the cursor (--model-format fim or codestral); the agent would not use it with --model-format %s\n", name, opts.format)
+				return opts, 2, true
+			}
+		}
+	}
 	// What the agent would refuse, said here before any scenario runs.
-	cfg := model.Config{URL: opts.url, Model: opts.model, Format: opts.format, Server: opts.server, ContextTokens: opts.contextTokens, Timeout: opts.timeout}
+	cfg := model.Config{URL: opts.url, Model: opts.model, Format: opts.format, Server: opts.server, ContextTokens: opts.contextTokens, Timeout: opts.timeout,
+		FIMTokens: opts.fimTokens, FIMSampling: opts.fimSampling}
 	if _, err := model.New(cfg); err != nil {
 		fmt.Fprintf(stderr, "acp-lsp-bridge eval: %v\n", err)
 		return opts, 2, true
@@ -161,6 +233,10 @@ func (o evalOptions) agentArgs() []string {
 	if o.keyEnv != "" {
 		args = append(args, "--api-key-env", o.keyEnv)
 	}
+	if completesAtCursor(o.format, o.model) {
+		args = append(args, "--fim-tokens", o.fimTokens, "--fim-sampling", o.fimSampling,
+			"--fim-chunks", strconv.Itoa(o.fimChunks), "--fim-chunk-lines", strconv.Itoa(o.fimChunkLines))
+	}
 	if o.verbose {
 		args = append(args, "--verbose")
 	}
@@ -178,16 +254,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var scenarios []*eval.Scenario
 	var err error
+	set, where := "", opts.dir
 	if opts.dir == "" {
-		scenarios, err = eval.Embedded()
+		set = opts.scenarioSet()
+		where = "the built-in " + strings.ToUpper(set) + " set"
+		scenarios, err = eval.BuiltIn(set)
 	} else {
 		scenarios, err = eval.Load(os.DirFS(opts.dir), ".")
 	}
 	if err != nil {
-		where := "the built-in scenarios"
-		if opts.dir != "" {
-			where = opts.dir
-		}
 		fmt.Fprintf(stderr, "acp-lsp-bridge eval: %s: %v\n", where, err)
 		return 2
 	}
@@ -211,9 +286,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if opts.verbose {
 		cfg.AgentStderr = stderr
 	}
-	fmt.Fprintf(stderr, "eval: %d scenarios, model %q at %s\n", len(scenarios), opts.model, opts.url)
+	fmt.Fprintf(stderr, "eval: %d scenarios (%s), model %q at %s\n", len(scenarios), where, opts.model, opts.url)
 	rep, err := eval.Run(ctx, cfg, scenarios)
-	rep.Model, rep.URL = opts.model, opts.url
+	rep.Model, rep.URL, rep.Set, rep.Dir = opts.model, opts.url, set, opts.dir
 	if opts.gateEffect && err == nil {
 		fmt.Fprintln(stderr, "eval: again, with the agent's quality gate off (--no-gate)")
 		off := cfg

@@ -29,11 +29,32 @@ func TestEvalArgs(t *testing.T) {
 		done   bool
 		agent  string
 		dir    string
+		set    string // the built-in set that runs, when given
 		stdout string
 		stderr string
 	}{
 		{args: []string{"--model-url", "http://h:1", "--model", "m"},
-			agent: "agent --model-url http://h:1 --model m --model-format auto --model-server auto --model-context 0 --timeout 30s"},
+			agent: "agent --model-url http://h:1 --model m --model-format auto --model-server auto --model-context 0 --timeout 30s", set: "nes"},
+		// A format that completes at the cursor: the FIM set, and the FIM flags passed on, with
+		// the agent's defaults unless given.
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim"},
+			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64", set: "fim"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "codestral", "--fim-tokens", "starcoder", "--fim-sampling", "server", "--fim-chunks", "0", "--fim-chunk-lines", "8"},
+			agent: "agent --model-url http://h:1 --model m --model-format codestral --model-server auto --model-context 0 --timeout 30s --fim-tokens starcoder --fim-sampling server --fim-chunks 0 --fim-chunk-lines 8", set: "fim"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim", "--set", "nes"},
+			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64", set: "nes"},
+		{args: []string{"--model-url", "http://h:1", "--model", "zeta-2", "--set", "fim"},
+			agent: "agent --model-url http://h:1 --model zeta-2 --model-format auto --model-server auto --model-context 0 --timeout 30s", set: "fim"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim", "mine"},
+			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64", dir: "mine"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "zeta1", "--fim-sampling", "server"}, code: 2, done: true,
+			stderr: "--fim-sampling is for the formats that complete at the cursor (--model-format fim or codestral); the agent would not use it with --model-format zeta1"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--fim-chunks", "4"}, code: 2, done: true, stderr: "--fim-chunks is for the formats that complete at the cursor"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim", "--fim-sampling", "greedy"}, code: 2, done: true, stderr: `--fim-sampling "greedy": want llama.vim or server`},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim", "--fim-tokens", "gpt"}, code: 2, done: true, stderr: `--fim-tokens "gpt": want auto or one of`},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim", "--fim-chunks", "-1"}, code: 2, done: true, stderr: "--fim-chunks takes 0 or more"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--set", "all"}, code: 2, done: true, stderr: `--set "all": want auto, nes or fim`},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--set", "fim", "mine"}, code: 2, done: true, stderr: "--set fim and the directory mine: give one of them"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "zeta1", "--model-server", "openai", "--model-context", "4096", "--api-key-env", "EVAL_ARGS_KEY", "--timeout", "9s", "--verbose", "--json", "scen"},
 			agent: "agent --model-url http://h:1 --model m --model-format zeta1 --model-server openai --model-context 4096 --timeout 9s --api-key-env EVAL_ARGS_KEY --verbose", dir: "scen"},
 		{args: []string{"--help"}, done: true, stdout: "acp-lsp-bridge eval --model-url URL --model NAME"},
@@ -54,6 +75,9 @@ func TestEvalArgs(t *testing.T) {
 		if !done && (strings.Join(opts.agentArgs(), " ") != tc.agent || opts.dir != tc.dir) {
 			t.Errorf("%q: agent %q dir %q, want %q %q", tc.args, strings.Join(opts.agentArgs(), " "), opts.dir, tc.agent, tc.dir)
 		}
+		if tc.set != "" && opts.scenarioSet() != tc.set {
+			t.Errorf("%q: the %s set runs, want the %s set", tc.args, opts.scenarioSet(), tc.set)
+		}
 		if !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
 			t.Errorf("%q: stdout %q stderr %q", tc.args, stdout.String(), stderr.String())
 		}
@@ -69,9 +93,13 @@ func TestEvalHelp(t *testing.T) {
 	for _, want := range []string{
 		"--model-url http://127.0.0.1:8080 --model",
 		"-- before --", "-- edit --", "-- expect --", "-- open: lib/util.go --", "expect: none", "‸",
-		"finish-line, same-change, new-parameter, rename, fix or nothing",
 		"exact matches", "chrF", "changed lines", "shown where expected", "quiet where none", "p50 and p90",
 		"-model-context", "-api-key-env", "-json",
+		// Which built-in set runs, and the FIM flags passed to the agent.
+		"the FIM set   for the formats that complete at the cursor (--model-format fim or codestral)",
+		"the NES set   for every other format", "--set nes or --set fim", "With DIR, the *.txtar files",
+		"-fim-tokens family", "-fim-sampling how", "-fim-chunks chunks", "-fim-chunk-lines lines", "-set set",
+		"finish-line, same-change, new-parameter, rename, fix, complete",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("eval --help does not say %q", want)
@@ -336,6 +364,7 @@ type evalJSON struct {
 		Name   string `json:"name"`
 		Format string `json:"format"`
 	} `json:"agent"`
+	Set       string       `json:"set"`
 	Scenarios int          `json:"scenarios"`
 	Stopped   *string      `json:"stopped"`
 	Results   []evalResult `json:"results"`
@@ -531,22 +560,7 @@ func TestEvalBinary(t *testing.T) {
 // the API key; with a context too small for any prompt, it asks nothing at all.
 func TestEvalBinaryRawFormat(t *testing.T) {
 	bin := buildBridge(t)
-	dir := t.TempDir()
-	var scenarios []*eval.Scenario
-	for _, name := range []string{"go-finish-line-mean", "py-nothing-clamp"} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "internal", "eval", "testdata", "scenarios", name+eval.Ext))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+eval.Ext), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s, err := eval.Parse(name+eval.Ext, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		scenarios = append(scenarios, s)
-	}
+	dir, scenarios := copyScenarios(t, "scenarios", "go-finish-line-mean", "py-nothing-clamp")
 	fake := newFakeModel(t, scenarios, func(*eval.Scenario) behaviour { return answerRight })
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -595,6 +609,41 @@ func TestEvalBinaryRawFormat(t *testing.T) {
 		t.Errorf("--model-context 64: the model was asked %d times; no prompt fits", len(fake.paths))
 	}
 	fake.mu.Unlock()
+}
+
+// copyScenarios copies the named scenarios of a built-in set's folder (internal/eval/testdata/
+// folder) into a new directory, and returns it with the scenarios read.
+func copyScenarios(t *testing.T, folder string, names ...string) (string, []*eval.Scenario) {
+	t.Helper()
+	dir := t.TempDir()
+	var scenarios []*eval.Scenario
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join("..", "..", "internal", "eval", "testdata", folder, name+eval.Ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+eval.Ext), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := eval.Parse(name+eval.Ext, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scenarios = append(scenarios, s)
+	}
+	return dir, scenarios
+}
+
+// expectCounts counts the scenarios that expect an edit and those that expect none.
+func expectCounts(scenarios []*eval.Scenario) (change, nothing int) {
+	for _, s := range scenarios {
+		if s.WantChange {
+			change++
+		} else {
+			nothing++
+		}
+	}
+	return change, nothing
 }
 
 // A model server that refuses connections: the first scenario fails with the reason, eval stops
@@ -847,14 +896,7 @@ func TestEvalBinaryGateEffect(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var expectChange, expectNothing int
-	for _, s := range scenarios {
-		if s.WantChange {
-			expectChange++
-		} else {
-			expectNothing++
-		}
-	}
+	expectChange, expectNothing := expectCounts(scenarios)
 	table := strings.Join(strings.Fields(stdout), " ")
 	for _, want := range []string{
 		"THE GATE'S EFFECT WITH THE GATE WITHOUT IT",
