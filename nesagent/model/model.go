@@ -340,7 +340,7 @@ func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	k := h.serverKind(ctx, dctx)
+	k := h.serverKind(ctx, dctx, true)
 	switch k {
 	case kindLlamaServer:
 		return "llama-server (FIM prompts to /infill)"

@@ -144,19 +144,20 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 // (at most maxKindTries times without one), within the request's own time: at most half of what
 // is left of dctx, so that the request keeps the rest.
 func (h *httpCompleter) useGenerate(ctx, dctx context.Context) bool {
-	return h.serverKind(ctx, dctx) == kindOllama
+	return h.serverKind(ctx, dctx, false) == kindOllama
 }
 
 // serverKind is what serves the model, asked as useGenerate says; kindUnknown while not known
-// (the prompt then goes to /v1/completions).
-func (h *httpCompleter) serverKind(ctx, dctx context.Context) serverKind {
+// (the prompt then goes to /v1/completions). With props (for FIM prompts, which llama-server
+// takes at /infill), a server that is not Ollama is also asked whether it is llama-server.
+func (h *httpCompleter) serverKind(ctx, dctx context.Context, props bool) serverKind {
 	h.mu.Lock()
 	k := h.kind
 	h.mu.Unlock()
 	if k != kindUnknown {
 		return k
 	}
-	k, why := h.askKind(dctx)
+	k, why := h.askKind(dctx, props)
 	if ctx.Err() != nil {
 		return kindUnknown // the request was abandoned: no try counted
 	}
@@ -189,7 +190,7 @@ func (h *httpCompleter) Kind() string {
 
 // askKind asks the server whether it is Ollama: kindUnknown when it did not say (no answer, an
 // error status), with why.
-func (h *httpCompleter) askKind(dctx context.Context) (serverKind, string) {
+func (h *httpCompleter) askKind(dctx context.Context, props bool) (serverKind, string) {
 	budget := time.Second
 	if deadline, ok := dctx.Deadline(); ok {
 		budget = time.Until(deadline) / 2
@@ -224,6 +225,9 @@ func (h *httpCompleter) askKind(dctx context.Context) (serverKind, string) {
 		return kindOllama, nesagent.CleanText(v.Version, 40) + " (it answers /api/version)"
 	case resp.StatusCode >= 500:
 		return kindUnknown, "/api/version answered " + nesagent.CleanText(resp.Status, 60)
+	}
+	if !props {
+		return kindOpenAI, "no Ollama at /api/version"
 	}
 	if h.askProps(ctx) {
 		return kindLlamaServer, "it answers /props as llama-server does"

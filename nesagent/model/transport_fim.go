@@ -75,7 +75,7 @@ func (h *httpCompleter) askFIM(ctx, dctx context.Context, p Prompt) (parsed, str
 		}, readHostedFIM)
 		return r, h.fim, err
 	}
-	switch h.serverKind(ctx, dctx) {
+	switch h.serverKind(ctx, dctx, true) {
 	case kindOllama:
 		r, err := h.post(ctx, dctx, h.generate, generateRequest{
 			Model: h.cfg.Model, Prompt: f.Prefix + f.Line, Suffix: f.Suffix,
