@@ -134,7 +134,7 @@ var fimFlags = []string{"fim-tokens", "fim-sampling", "fim-chunks", "fim-chunk-l
 // for.
 func completesAtCursor(format, modelName string) bool {
 	f, _, err := model.PickFormat(format, modelName)
-	return err == nil && (f.Name() == "fim" || f.Name() == "codestral")
+	return err == nil && model.AtCursor(f)
 }
 
 // scenarioSet is the built-in set that runs: the one asked for, or with auto the one the format

@@ -294,3 +294,10 @@ func firstTextLine(s string) string {
 	}
 	return ""
 }
+
+// AtCursor reports whether a format's answers are completions inserted at the cursor (the FIM
+// formats), rather than next edits in a region: eval runs its FIM scenarios for them.
+func AtCursor(f Format) bool {
+	_, ok := f.(fimFormat)
+	return ok
+}
