@@ -21,6 +21,8 @@ type fakeFIM struct {
 	t         *testing.T
 	scenarios []*eval.Scenario
 	empty     bool
+	// noise answers what follows the cursor again, as a model that lost the thread does.
+	noise bool
 
 	// tokens are the FIM tokens of a raw prompt at /v1/completions.
 	tokens struct{ pre, suf, mid string }
@@ -78,6 +80,9 @@ func (f *fakeFIM) answer(before, after string) string {
 	f.mu.Lock()
 	f.asked[found.Name]++
 	f.mu.Unlock()
+	if f.noise {
+		return after
+	}
 	if f.empty || !found.WantChange {
 		return ""
 	}
@@ -218,6 +223,27 @@ func TestEvalBinaryFIM(t *testing.T) {
 			if !strings.Contains(table, want) {
 				t.Errorf("the table does not say %q:\n%s", want, stdout)
 			}
+		}
+	})
+
+	// A model that writes again what follows the cursor: the gate's repeats-suffix rule keeps
+	// every such answer back (none of the oracle's right answers above: it loses nothing), and
+	// --no-gate shows them.
+	t.Run("noise", func(t *testing.T) {
+		fake := newFakeFIM(t, scenarios, false)
+		fake.noise = true
+		// (An answer that is only the line break and brackets after the cursor is cleaned to
+		// nothing before the gate: no-change.)
+		j, _ := run(t, fake)
+		gated := j.Total
+		if gated.Shown != 0 || gated.Quiet != expectNothing || gated.KeptBack["repeats-suffix"] < n/2 {
+			t.Errorf("totals %+v, want no answer shown, most kept back as repeats-suffix", gated)
+		}
+		off := newFakeFIM(t, scenarios, false)
+		off.noise = true
+		j, _ = run(t, off, "--no-gate")
+		if tot := j.Total; tot.Shown != gated.KeptBackWanted || tot.KeptBack["repeats-suffix"] != 0 || tot.Exact != 0 && tot.Exact > expectNothing {
+			t.Errorf("totals %+v with --no-gate, want the %d answers kept back where an edit was shown, none right", tot, gated.KeptBackWanted)
 		}
 	})
 
