@@ -21,6 +21,8 @@ const agentUsage = `acp-lsp-bridge agent: the bridge's own ACP agent with Next E
 Usage:
   acp-lsp-bridge agent                                   (built-in: no model, no network)
   acp-lsp-bridge agent --model-url URL --model NAME      (llama-server, Ollama, vLLM, LM Studio, hosted APIs)
+  acp-lsp-bridge agent --model-url URL --model NAME --model-format fim    (a completion at the cursor)
+  acp-lsp-bridge agent --model-format mercury|sweep-api|codestral         (a hosted service)
 
 It speaks ACP on stdin/stdout, like any agent; the bridge starts it by itself when no other agent
 is configured. The built-in engine suggests, after you rename an identifier in one place, the same
@@ -31,6 +33,15 @@ rewrite the region around the cursor; see docs/model-agent.md. The open next-edi
 Zeta 1, 2 and 2.1, Sweep's next-edit models, Continue's Instinct) are each asked in the format they
 were trained on, chosen from the name the model is published under (--model-format to say it); any
 other model gets an instruction prompt in chat, and the log says when a name only looked like one.
+
+--model-format fim asks a code model by fill-in-the-middle (Qwen2.5-Coder, StarCoder2, DeepSeek-Coder,
+CodeLlama, Codestral, CodeGemma, Granite) for a completion at the cursor, as llama.vim does: to
+llama-server's /infill, Ollama's /api/generate with suffix, or any /v1/completions with the model's
+FIM tokens (--fim-tokens). The hosted services need neither --model-url nor --model, and read their
+key from their own variable unless --api-key-env names another:
+  mercury     Inception's Mercury Edit, a next edit        INCEPTION_API_KEY
+  sweep-api   Sweep's hosted next edit                     SWEEP_AI_TOKEN
+  codestral   Mistral's Codestral, a completion            CODESTRAL_API_KEY
 
 Flags:
 `
@@ -69,6 +80,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *fimChunks == 0 {
 		*fimChunks = -1 // none
 	}
+	keyHow := "--api-key-env " + *keyEnv + ": the variable"
 	if h, ok := model.Hosted[*format]; ok {
 		// A hosted service's format: its address, model and key variable unless given.
 		if *url == "" {
@@ -79,6 +91,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		if *keyEnv == "" {
 			*keyEnv = h.KeyEnv
+			keyHow = "--model-format " + *format + " reads its key from " + h.KeyEnv + ", which"
 		}
 	}
 	if *maxTokens < 0 || *contextTokens < 0 {
@@ -111,7 +124,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if *keyEnv != "" {
 			cfg.APIKey, cfg.APIKeyEnv = os.Getenv(*keyEnv), *keyEnv
 			if cfg.APIKey == "" {
-				fmt.Fprintf(stderr, "acp-lsp-bridge agent: --api-key-env %s: the variable is empty or unset; set it to your key (or name another variable with --api-key-env)\n", *keyEnv)
+				fmt.Fprintf(stderr, "acp-lsp-bridge agent: %s is empty or unset; set %s to your key (or name another variable with --api-key-env)\n", keyHow, *keyEnv)
 				return 2
 			}
 		}

@@ -113,6 +113,9 @@ func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, *
 	if text == in.text[c.start:c.end] {
 		return quiet(RuleNoChange, "no change")
 	}
+	if c.narrow {
+		c, text = narrowed(in, c, text)
+	}
 	if !e.cfg.NoGate {
 		if rule, why := gate(in, c, text); rule != "" {
 			return quiet(rule, why)
@@ -174,7 +177,8 @@ func gate(in *input, c *call, text string) (rule, why string) {
 	// In a region the user has just started changing, a line the answer edited (it keeps most of
 	// the line's words) counts as kept: finishing a change the user began rewrites lines.
 	last, hasLast := in.lastEvent()
-	edited := hasLast && last.oldAt >= c.start && last.end <= c.end
+	// So does a line an exact replacement edited (Sweep's): what it replaces was chosen.
+	edited := hasLast && last.oldAt >= c.start && last.end <= c.end || c.narrow
 	regionLines, answerLines := region[c.given:], strings.TrimPrefix(text, region[:c.given])
 	kept, total := keptLines(regionLines, answerLines, edited)
 	if total == 2 && kept == 0 {
@@ -457,4 +461,22 @@ func (e *engine) readFIM(in *input, c *call, answer Answer) (nesagent.Suggestion
 	}
 	end := at + len(edit.NewText)
 	return nesagent.Suggestion{Edits: []nesagent.TextEdit{edit}, Cursor: &end}, nil
+}
+
+// narrowed is the call and its new text cut to the whole lines the answer changes: for a service
+// that answers with exact replacements (Sweep's) rather than a rewrite of a region, the gate
+// judges what it replaces, not the whole file it was shown.
+func narrowed(in *input, c *call, text string) (*call, string) {
+	region := in.text[c.start:c.end]
+	p := commonPrefix(region, text)
+	p = strings.LastIndexByte(region[:p], '\n') + 1 // whole lines
+	s := commonSuffix(region[p:], text[p:])
+	if cut := strings.IndexByte(region[len(region)-s:], '\n'); cut >= 0 {
+		s -= cut + 1 // whole lines: from the break that ends a changed line
+	} else {
+		s = 0
+	}
+	n := *c
+	n.start, n.end, n.given = c.start+p, c.end-s, 0
+	return &n, text[p : len(text)-s]
 }

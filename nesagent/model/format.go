@@ -53,6 +53,9 @@ type call struct {
 	// ref, when set, is the service's name for the suggestion read (Sweep's autocomplete_id),
 	// once read has run.
 	ref func() string
+	// narrow: the answer is exact replacements, not a rewrite; the gate judges only the lines
+	// they change (narrowed).
+	narrow bool
 }
 
 // errNoEdit is an answer that says "nothing to change".

@@ -128,6 +128,7 @@ func (sweepAPIFormat) Build(in *input, lim limits) (*call, error) {
 	var id string
 	return &call{
 		ref:    func() string { return id },
+		narrow: true,
 		Prompt: Prompt{Path: sweepAPIPath, Body: req, Brotli: true},
 		start:  0, end: len(text),
 		read: func(answer string) (string, int, error) {

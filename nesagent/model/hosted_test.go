@@ -127,3 +127,40 @@ func TestSweepAPIAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepAPIGateJudgesWhatItReplaces: in a small file, Sweep's exact replacements of two of its
+// three lines are an edit, not a rewrite of the file: shown. An answer that changes only
+// whitespace is still kept back.
+func TestSweepAPIGateJudgesWhatItReplaces(t *testing.T) {
+	text := "x = 1\nprint(x)\nprnt(x)\n"
+	req := nesagent.Request{URI: "file:///w/a.py", Text: text, Cursor: 3}
+	a, b := strings.Index(text, "x = 1"), strings.Index(text, "prnt")
+	for _, tc := range []struct {
+		name, body, want, rule string
+	}{
+		{"two replacements", fmt.Sprintf(`{"start_index":%d,"end_index":%d,"completion":"y = 1"}`+"\n"+`{"start_index":%d,"end_index":%d,"completion":"print(y)"}`, a, a+5, b, b+7),
+			"y = 1\nprint(x)\nprint(y)\n", ""},
+		{"whitespace", fmt.Sprintf(`{"start_index":%d,"end_index":%d,"completion":"x  =  1"}`, a, a+5), "", RuleWhitespace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newService(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { fmt.Fprint(w, tc.body) })
+			eng, _ := New(Config{URL: srv.URL, Model: "sweep", Format: "sweep-api"})
+			sugs, quiet, err := eng.(nesagent.Reasoned).SuggestWithReason(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.rule != "" {
+				if len(sugs) != 0 || quiet == nil || quiet.Rule != tc.rule {
+					t.Errorf("suggestions %+v, quiet %+v; want none by %s", sugs, quiet, tc.rule)
+				}
+				return
+			}
+			if quiet != nil {
+				t.Fatalf("kept back: %+v", quiet)
+			}
+			if got := applied(t, req, sugs); got != tc.want {
+				t.Errorf("after accepting %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
