@@ -547,6 +547,19 @@ func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body 
 		return parsed{}, h.transportError(ctx, dctx, shown, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 && streamed(resp.Header.Get("Content-Type")) {
+		// A streamed answer, read event by event to its end (or the request's).
+		r, err := readStream(resp.Body, streamKindOf(endpoint), nil)
+		switch {
+		case errors.Is(err, errStreamTooLarge):
+			return parsed{}, h.backendError(fmt.Errorf("model: %s answered %s", shown, err))
+		case err != nil && (ctx.Err() != nil || dctx.Err() != nil):
+			return parsed{}, h.transportError(ctx, dctx, shown, err)
+		case err != nil:
+			return parsed{}, h.backendError(fmt.Errorf("model: %s answered %s", shown, h.scrub.clean(err.Error(), maxErrorText)))
+		}
+		return r, nil
+	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
 		return parsed{}, h.transportError(ctx, dctx, shown, err)

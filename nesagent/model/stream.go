@@ -1,0 +1,205 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// streamKind is how a server writes a streamed answer.
+type streamKind int
+
+const (
+	// sseCompletion: OpenAI's /v1/completions, server-sent events of {choices:[{text}]}, ended
+	// by "data: [DONE]".
+	sseCompletion streamKind = iota
+	// sseChat: /v1/chat/completions, events of {choices:[{delta:{content}}]}.
+	sseChat
+	// sseLlama: llama-server's /completion and /infill, events of {content, stop, timings}.
+	sseLlama
+	// ndjsonOllama: Ollama's /api/generate, one JSON object a line: {response, done,
+	// done_reason}.
+	ndjsonOllama
+)
+
+// streamKindOf is how the server at endpoint streams: by the endpoint's path.
+func streamKindOf(endpoint string) streamKind {
+	p := redacted(endpoint)
+	switch {
+	case strings.HasSuffix(p, "/api/generate"):
+		return ndjsonOllama
+	case strings.HasSuffix(p, "/infill"), strings.HasSuffix(p, "/completion"):
+		return sseLlama
+	case strings.HasSuffix(p, "/chat/completions"), strings.HasSuffix(p, "/edit/completions"):
+		return sseChat
+	}
+	return sseCompletion
+}
+
+// streamed says whether a response is a stream (by its Content-Type): a server that ignores
+// "stream": true answers one JSON object, which its reader reads as before.
+func streamed(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	return strings.HasPrefix(ct, "text/event-stream") || strings.HasPrefix(ct, "application/x-ndjson")
+}
+
+// errStreamTooLarge is a stream that went on past maxAnswerBytes.
+var errStreamTooLarge = fmt.Errorf("more than %d bytes", maxAnswerBytes)
+
+// readStream reads a streamed answer to its end, handing each piece of text to onText as it
+// comes (nil: none), and returns the whole: its text, why it ended and llama-server's timings. A
+// malformed event, an error event, or more than maxAnswerBytes in all ends it with an error; a
+// stream cut before its end (no [DONE], no final event) is an error too, so that an answer cut
+// by the network is not taken for a whole one.
+func readStream(body io.Reader, kind streamKind, onText func(string)) (parsed, error) {
+	var out parsed
+	var text strings.Builder
+	total := 0
+	ended := false
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), maxAnswerBytes)
+	add := func(s string) error {
+		if s == "" {
+			return nil
+		}
+		if text.Len()+len(s) > maxAnswerBytes {
+			return errStreamTooLarge
+		}
+		text.WriteString(s)
+		if onText != nil {
+			onText(s)
+		}
+		return nil
+	}
+	for sc.Scan() {
+		line := sc.Bytes()
+		total += len(line) + 1
+		if total > 2*maxAnswerBytes {
+			return out, errStreamTooLarge
+		}
+		var data []byte
+		if kind == ndjsonOllama {
+			data = bytes.TrimSpace(line)
+		} else {
+			// Server-sent events: only "data:" lines carry anything; comments (":"), "event:",
+			// "id:" and blank lines between events are skipped.
+			rest, ok := bytes.CutPrefix(line, []byte("data:"))
+			if !ok {
+				continue
+			}
+			data = bytes.TrimSpace(rest)
+			if string(data) == "[DONE]" {
+				ended = true
+				break
+			}
+		}
+		if len(data) == 0 {
+			continue
+		}
+		piece, finish, timings, done, err := readEvent(kind, data)
+		if err != nil {
+			return out, err
+		}
+		if err := add(piece); err != nil {
+			return out, err
+		}
+		if finish != "" {
+			out.finish = finish
+		}
+		if timings != nil {
+			out.timings = timings
+		}
+		if done {
+			ended = true
+			if kind != sseCompletion && kind != sseChat {
+				break // llama-server's and Ollama's last event: nothing follows
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return out, errStreamTooLarge
+		}
+		return out, err
+	}
+	out.text = text.String()
+	if !ended {
+		return out, errors.New("a stream that ended before its last event")
+	}
+	return out, nil
+}
+
+// readEvent reads one event of a stream: its text, its finish reason ("length" for an answer cut
+// by its bound on tokens), llama-server's timings, and whether it is the last.
+func readEvent(kind streamKind, data []byte) (text, finish string, timings *Timings, done bool, err error) {
+	var ev struct {
+		Choices []struct {
+			Text  *string `json:"text"`
+			Delta struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Content      *string         `json:"content"`
+		Stop         bool            `json:"stop"`
+		StopType     string          `json:"stop_type"`
+		StoppedLimit bool            `json:"stopped_limit"`
+		Timings      *Timings        `json:"timings"`
+		Response     *string         `json:"response"`
+		Done         bool            `json:"done"`
+		DoneReason   string          `json:"done_reason"`
+		Error        json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return "", "", nil, false, fmt.Errorf("a malformed event (%v): %s", err, preview(data))
+	}
+	if len(ev.Error) > 0 && string(ev.Error) != "null" {
+		return "", "", nil, false, fmt.Errorf("an error: %s", errorText(data))
+	}
+	switch kind {
+	case sseCompletion, sseChat:
+		if len(ev.Choices) == 0 {
+			return "", "", nil, false, nil // a usage event, say
+		}
+		c := ev.Choices[0]
+		if c.Text != nil {
+			text = *c.Text
+		} else if len(c.Delta.Content) > 0 {
+			// A chat delta; Mistral's FIM streams its completion so too.
+			s, err := contentText(c.Delta.Content)
+			if err != nil {
+				return "", "", nil, false, fmt.Errorf("a malformed delta (%v): %s", err, preview(data))
+			}
+			text = s
+		}
+		if c.FinishReason != nil {
+			finish, done = *c.FinishReason, *c.FinishReason != ""
+		}
+		return text, finish, nil, done, nil
+	case sseLlama:
+		if ev.Content != nil {
+			text = *ev.Content
+		}
+		if ev.Stop {
+			finish = "stop"
+			if ev.StopType == "limit" || ev.StoppedLimit {
+				finish = "length"
+			}
+		}
+		return text, finish, ev.Timings, ev.Stop, nil
+	default:
+		if ev.Response != nil {
+			text = *ev.Response
+		} else if !ev.Done {
+			return "", "", nil, false, fmt.Errorf("an event without response: %s", preview(data))
+		}
+		if ev.Done {
+			finish = ev.DoneReason
+		}
+		return text, finish, nil, ev.Done, nil
+	}
+}
