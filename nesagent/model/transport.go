@@ -292,7 +292,7 @@ func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) 
 		return Answer{}, err
 	}
 	h.pace.answered()
-	attrs := []any{"uri", p.URI, "endpoint", redacted(endpoint), "prompt_bytes", len(p.System) + len(p.User) + len(p.Raw) + p.FIM.size(), "answer_bytes", len(r.text), "took", time.Since(began), "finish_reason", r.finish}
+	attrs := []any{"uri", p.URI, "endpoint", redacted(endpoint), "prompt_bytes", len(p.System) + len(p.User) + len(p.Raw) + p.FIM.size() + bodySize(p.Body), "answer_bytes", len(r.text), "took", time.Since(began), "finish_reason", r.finish}
 	if t := r.timings; t != nil {
 		attrs = append(attrs, "prompt_n", t.PromptN, "cache_n", t.CacheN, "predicted_n", t.PredictedN, "prompt_ms", t.PromptMS, "predicted_ms", t.PredictedMS)
 	}

@@ -185,3 +185,12 @@ func compressBrotli(data []byte) []byte {
 func readWhole(data []byte) (parsed, error) {
 	return parsed{text: string(data)}, nil
 }
+
+// bodySize is the size of a service's own request as JSON, 0 for none (for the debug log).
+func bodySize(body any) int {
+	if body == nil {
+		return 0
+	}
+	data, _ := json.Marshal(body)
+	return len(data)
+}
