@@ -123,6 +123,13 @@ type Feedback interface {
 	Rejected(id, reason string)
 }
 
+// Watcher is implemented by engines that want to hear of each change of a document as it comes
+// (to stop work for a text the user has typed past): the document's URI and its text after the
+// change.
+type Watcher interface {
+	DocumentChanged(uri, text string)
+}
+
 // Options configure an agent.
 type Options struct {
 	Name, Version string
@@ -249,7 +256,22 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, invalid(err)
 		}
-		return nil, a.didChange(p)
+		if err := a.didChange(p); err != nil {
+			return nil, err
+		}
+		if w, ok := a.engine.(Watcher); ok {
+			a.mu.Lock()
+			d, ok := a.docs[p.Uri]
+			var text string
+			if ok {
+				text = d.m.Text()
+			}
+			a.mu.Unlock()
+			if ok {
+				w.DocumentChanged(p.Uri, text)
+			}
+		}
+		return nil, nil
 	case acp.AgentMethodDocumentDidClose:
 		var p acp.UnstableDidCloseDocumentNotification
 		if err := json.Unmarshal(params, &p); err != nil {

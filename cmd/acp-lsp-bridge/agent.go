@@ -60,6 +60,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fimTokens := fs.String("fim-tokens", "auto", "for --model-format fim on a server that is neither llama-server nor Ollama (which apply the model's own): the `family` whose FIM tokens write the prompt, one of "+model.FIMTokenNames()+" (auto: from the model's name)")
 	fimChunks := fs.Int("fim-chunks", 16, "for --model-format fim: how many `chunks` of the files you worked in (around recent edits, the places you visited, files saved) the prompt carries at most, as llama.vim's ring; 0: none")
 	fimSampling := fs.String("fim-sampling", "llama.vim", "for --model-format fim at llama-server's /infill: `how` the answer is sampled: llama.vim (its top_k 40 and top_p 0.9, then the server's infill sampler) or server (the server's own settings: its --temp, --top-k, --samplers, --seed)")
+	noStream := fs.Bool("no-stream", false, "ask every answer whole: by default Zeta 2's and Sweep's answers are streamed and the first change is shown as soon as the model has written it, the rest kept as the next suggestion")
 	sweepTracking := fs.Bool("sweep-tracking", false, "for --model-format sweep-api: tell Sweep which of its suggestions you accepted or dismissed, as its own clients do: each suggestion's id, the lines it added and removed and how long it was shown (no code), sent with your key to https://backend.app.sweep.dev/backend/track_autocomplete_metrics (for another --model-url, to that path on it); off by default")
 	fimChunkLines := fs.Int("fim-chunk-lines", 64, "for --model-format fim: the `lines` of each chunk")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
@@ -120,7 +121,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 2
 	default:
 		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens, NoGate: *noGate,
-			FIMTokens: *fimTokens, FIMChunks: *fimChunks, FIMChunkLines: *fimChunkLines, FIMSampling: *fimSampling, SweepTracking: *sweepTracking}
+			FIMTokens: *fimTokens, FIMChunks: *fimChunks, FIMChunkLines: *fimChunkLines, FIMSampling: *fimSampling, SweepTracking: *sweepTracking, NoStream: *noStream}
 		if *keyEnv != "" {
 			cfg.APIKey, cfg.APIKeyEnv = os.Getenv(*keyEnv), *keyEnv
 			if cfg.APIKey == "" {

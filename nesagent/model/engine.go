@@ -29,6 +29,11 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 	if e.cfg.AbsolutePaths {
 		name = absName
 	}
+	if s, ok := e.follows.take(ctx, req); ok {
+		// The early suggestion was accepted: the rest of the same answer, without asking.
+		e.cfg.Log.Debug("model: the rest of the answer after the change accepted", "uri", req.URI)
+		return []nesagent.Suggestion{*s}, nil, nil
+	}
 	in := prepareNamed(req, name)
 	in.words = &e.words
 	open := map[string]bool{}
@@ -42,6 +47,9 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 		return nil, nil, nil
 	}
 	c.URI = req.URI
+	if st, ok := e.c.(Streamer); ok && c.lines != nil && !e.cfg.NoStream {
+		return e.suggestStreaming(ctx, req, in, c, st)
+	}
 	gctx, end := e.gens.start(ctx, req.URI)
 	defer end()
 	if err := gctx.Err(); err != nil {
@@ -109,6 +117,16 @@ func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, *
 		return quiet(RuleNoChange, "no change: "+err.Error())
 	case err != nil:
 		return quiet(RuleUnreadable, "unreadable: "+err.Error())
+	}
+	return e.judge(in, c, text, cursor)
+}
+
+// judge turns the region's new text (and the cursor's offset in it, -1 for none) into a
+// suggestion of the request's document, or says why there is none: the quality gate, then the
+// edits it makes, which must stay in the region and be fit to show.
+func (e *engine) judge(in *input, c *call, text string, cursor int) (nesagent.Suggestion, *nesagent.Quiet) {
+	quiet := func(rule, why string) (nesagent.Suggestion, *nesagent.Quiet) {
+		return nesagent.Suggestion{}, &nesagent.Quiet{Rule: rule, Why: why}
 	}
 	if text == in.text[c.start:c.end] {
 		return quiet(RuleNoChange, "no change")

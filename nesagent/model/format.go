@@ -56,6 +56,9 @@ type call struct {
 	// narrow: the answer is exact replacements, not a rewrite; the gate judges only the lines
 	// they change (narrowed).
 	narrow bool
+	// lines, for a format whose answer is the region rewritten line by line, says how to read
+	// it while it streams (early.go); nil: read when whole.
+	lines *lineSpec
 }
 
 // errNoEdit is an answer that says "nothing to change".

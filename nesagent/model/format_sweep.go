@@ -138,6 +138,7 @@ func (sweepFormat) buildV1(in *input, lim limits) (*call, error) {
 			return sameEnding(answer, window), -1, nil
 		},
 		markers: sweepMarkers,
+		lines:   &lineSpec{ends: []string{sweepFileSep, sweepEOS}},
 	}, nil
 }
 
@@ -295,6 +296,7 @@ func (sweepFormat) buildV2(in *input, lim limits) (*call, error) {
 			return sameEnding(block, codeBlock), -1, nil
 		},
 		markers: sweepMarkers,
+		lines:   &lineSpec{ends: []string{sweepV2EndOfText, sweepFileSep}, lead: prefill},
 	}, nil
 }
 

@@ -62,6 +62,7 @@ func (zeta2Format) Build(in *input, lim limits) (*call, error) {
 		},
 		markers: zeta2Tokens,
 		ends:    []string{strings.TrimSuffix(seedEndMarker, "\n"), zeta2NoEdits},
+		lines:   &lineSpec{ends: []string{strings.TrimSuffix(seedEndMarker, "\n")}, cursor: zetaCursor, noEdit: zeta2NoEdits},
 	}, nil
 }
 

@@ -107,6 +107,9 @@ type Config struct {
 	// llama.vim asks it (top_k 40, top_p 0.9, then llama-server's infill sampler), "server" by
 	// the server's own settings (its --temp, --top-k, --samplers, --seed).
 	FIMSampling string
+	// NoStream asks every answer whole, as before streaming: no early answer (the
+	// formats that rewrite a region line by line stream theirs by default).
+	NoStream bool
 	// SweepTracking tells Sweep's service which of its suggestions were accepted or dismissed
 	// (sweep-api only; off by default): see sweepTracker.
 	SweepTracking bool
@@ -237,6 +240,7 @@ type engine struct {
 	// words are the word indexes of the open documents, kept while their text stays the same.
 	words     wordIndexes
 	ring      fimRing
+	follows   follows       // the answers still streaming after their first change was shown
 	track     *sweepTracker // Sweep's metrics, when turned on
 	gens      generations
 	cfg       Config

@@ -280,6 +280,12 @@ func (h *httpCompleter) setKindLocked(k serverKind, why string) {
 // Complete sends the prompt and returns the answer's text. Nothing is sent while the server asked
 // for a pause (429) or fails (5xx, with a backoff): those requests fail at once.
 func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) {
+	return h.CompleteStream(ctx, p, nil)
+}
+
+// CompleteStream is Complete, asking the server to stream its answer when onText is set, and
+// handing onText each piece of text as it comes (Streamer).
+func (h *httpCompleter) CompleteStream(ctx context.Context, p Prompt, onText func(string)) (Answer, error) {
 	if err := h.pace.held(h.shown); err != nil {
 		return Answer{}, err
 	}
@@ -287,7 +293,7 @@ func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) 
 	// One bound for the whole request: the check of the server's kind included.
 	dctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
 	defer cancel()
-	r, endpoint, err := h.ask(ctx, dctx, p)
+	r, endpoint, err := h.ask(ctx, dctx, p, onText)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -301,7 +307,11 @@ func (h *httpCompleter) Complete(ctx context.Context, p Prompt) (Answer, error) 
 }
 
 // ask posts the prompt where its kind goes, and returns what was read of the answer and the endpoint that gave it.
-func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt) (parsed, string, error) {
+func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(string)) (parsed, string, error) {
+	stream := onText != nil
+	post := func(ctx, dctx context.Context, endpoint string, body any, read reader) (parsed, error) {
+		return h.postAs(ctx, dctx, endpoint, body, false, onText, read)
+	}
 	if p.FIM != nil {
 		return h.askFIM(ctx, dctx, p)
 	}
@@ -309,7 +319,7 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt) (parsed, string
 		// A hosted service's own request (Sweep's), at its own path: the answer is read by
 		// the format.
 		endpoint := h.base + p.Path
-		r, err := h.postAs(ctx, dctx, endpoint, p.Body, p.Brotli, readWhole)
+		r, err := h.postAs(ctx, dctx, endpoint, p.Body, p.Brotli, nil, readWhole)
 		return r, endpoint, err
 	}
 	if p.Raw == "" {
@@ -322,14 +332,14 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt) (parsed, string
 			msgs = append(msgs, chatMessage{Role: "system", Content: p.System})
 		}
 		msgs = append(msgs, chatMessage{Role: "user", Content: p.User})
-		r, err := h.post(ctx, dctx, chat, chatRequest{
-			Model: h.cfg.Model, Messages: msgs, Temperature: 0, MaxTokens: p.MaxTokens, Stop: p.Stop,
+		r, err := post(ctx, dctx, chat, chatRequest{
+			Model: h.cfg.Model, Messages: msgs, Temperature: 0, MaxTokens: p.MaxTokens, Stop: p.Stop, Stream: stream,
 		}, readChat)
 		return r, chat, err
 	}
 	generate := func() (parsed, string, error) {
-		r, err := h.post(ctx, dctx, h.generate, generateRequest{
-			Model: h.cfg.Model, Prompt: p.Raw, Raw: true, Stream: false,
+		r, err := post(ctx, dctx, h.generate, generateRequest{
+			Model: h.cfg.Model, Prompt: p.Raw, Raw: true, Stream: stream,
 			Options: generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop, NumCtx: h.cfg.ContextTokens},
 		}, readGenerate)
 		var se *statusError
@@ -345,8 +355,8 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt) (parsed, string
 	if h.useGenerate(ctx, dctx) {
 		return generate()
 	}
-	r, err := h.post(ctx, dctx, h.completions, completionRequest{
-		Model: h.cfg.Model, Prompt: p.Raw, MaxTokens: p.MaxTokens, Temperature: 0, Stop: p.Stop,
+	r, err := post(ctx, dctx, h.completions, completionRequest{
+		Model: h.cfg.Model, Prompt: p.Raw, MaxTokens: p.MaxTokens, Temperature: 0, Stop: p.Stop, Stream: stream,
 	}, readCompletion)
 	if err != nil || r.fingerprint != ollamaFingerprint {
 		return r, h.completions, err
@@ -511,12 +521,12 @@ func noChoices(errField json.RawMessage, data []byte) error {
 // one that timed out) and reads the answer with read. Its errors are the server's failures
 // (nesagent.BackendError, with the reason), their text bounded and without the key.
 func (h *httpCompleter) post(ctx, dctx context.Context, endpoint string, body any, read reader) (parsed, error) {
-	return h.postAs(ctx, dctx, endpoint, body, false, read)
+	return h.postAs(ctx, dctx, endpoint, body, false, nil, read)
 }
 
 // postAs is post, with the body compressed by brotli when br is set (Content-Encoding: br, as
-// Sweep's service takes it).
-func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body any, br bool, read reader) (parsed, error) {
+// Sweep's service takes it), and a streamed answer's text handed to onText as it comes.
+func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body any, br bool, onText func(string), read reader) (parsed, error) {
 	// Prompts are full of "<" and ">" (markers, code): without HTML escaping the body is smaller
 	// and quicker to write.
 	var buf bytes.Buffer
@@ -549,7 +559,7 @@ func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body 
 	defer resp.Body.Close()
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 && streamed(resp.Header.Get("Content-Type")) {
 		// A streamed answer, read event by event to its end (or the request's).
-		r, err := readStream(resp.Body, streamKindOf(endpoint), nil)
+		r, err := readStream(resp.Body, streamKindOf(endpoint), onText)
 		switch {
 		case errors.Is(err, errStreamTooLarge):
 			return parsed{}, h.backendError(fmt.Errorf("model: %s answered %s", shown, err))

@@ -1,0 +1,261 @@
+package model
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+)
+
+// lineSpec says how a format's answer reads line by line while it streams: the region rewritten,
+// after lead (what the prompt already wrote of it: Sweep v2's prefill), up to the first of ends,
+// with the cursor marker (if any) taken out; a first line that is noEdit says there is no edit.
+type lineSpec struct {
+	lead   string
+	ends   []string
+	cursor string
+	noEdit string
+}
+
+// Streamer is a Completer that can hand over the answer's text as the model writes it.
+type Streamer interface {
+	CompleteStream(ctx context.Context, p Prompt, onText func(string)) (Answer, error)
+}
+
+// earlyReader reads a streaming rewrite and says when its first changed hunk is complete.
+type earlyReader struct {
+	spec   *lineSpec
+	feed   lineFeed
+	hunks  *hunkReader
+	region []string
+	final  bool // the region ends with a line break
+	lines  int  // lines read
+	ended  bool
+}
+
+func newEarlyReader(spec *lineSpec, region string) *earlyReader {
+	r := &earlyReader{spec: spec, hunks: newHunkReader(region), region: regionLines(region), final: strings.HasSuffix(region, "\n")}
+	r.feed.write(spec.lead) // its whole lines are the region's own: nothing to compare
+	r.hunks.add(regionLines(spec.lead[:strings.LastIndexByte(spec.lead, '\n')+1])...)
+	return r
+}
+
+// write reads a piece of the stream and returns the hunks it completes.
+func (r *earlyReader) write(piece string) []streamHunk {
+	if r.ended {
+		return nil
+	}
+	var out []streamHunk
+	for _, line := range r.feed.write(piece) {
+		if r.lines == 0 && r.spec.noEdit != "" && strings.TrimSpace(line) == r.spec.noEdit {
+			r.ended = true
+			return nil
+		}
+		r.lines++
+		for _, end := range r.spec.ends {
+			if i := strings.Index(line, end); i >= 0 {
+				// The rewrite's end: what is left is read whole, when the answer is.
+				r.ended = true
+				return out
+			}
+		}
+		if r.spec.cursor != "" {
+			line = strings.ReplaceAll(line, r.spec.cursor, "")
+		}
+		out = append(out, r.hunks.add(line)...)
+	}
+	return out
+}
+
+// apply is the region's text with a hunk made.
+func (r *earlyReader) apply(hk streamHunk) string {
+	lines := append(append(append([]string(nil), r.region[:hk.regionStart]...), hk.lines...), r.region[hk.regionEnd:]...)
+	text := strings.Join(lines, "\n")
+	if r.final && len(lines) > 0 {
+		text += "\n"
+	}
+	return text
+}
+
+// suggestStreaming asks the model with its answer streamed, and answers as soon as the first
+// changed hunk is complete and passes the quality gate (or with the whole answer, when that comes
+// first). The stream goes on after the early answer: the rest of the answer is kept as the next
+// suggestion, offered without asking the model again once the early one is accepted
+// (follows.take); the stream is closed when the document changes otherwise (DocumentChanged), or
+// the next request for it does not find it accepted.
+func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in *input, c *call, st Streamer) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+	// The generation outlives the request: it is ended by the next one for the document, by a
+	// change, or by the request itself while nothing was answered.
+	gctx, end := e.gens.start(context.WithoutCancel(ctx), req.URI)
+	if err := gctx.Err(); err != nil {
+		end()
+		return nil, nil, err
+	}
+	type result struct {
+		s     nesagent.Suggestion
+		quiet *nesagent.Quiet
+		err   error
+	}
+	early := make(chan nesagent.Suggestion, 1)
+	final := make(chan result, 1)
+	er := newEarlyReader(c.lines, in.text[c.start:c.end])
+	var answered atomic.Bool
+	go func() {
+		defer end()
+		answer, err := st.CompleteStream(gctx, c.Prompt, func(piece string) {
+			if answered.Load() {
+				return
+			}
+			for _, hk := range er.write(piece) {
+				if s, q := e.judge(in, c, er.apply(hk), -1); q == nil {
+					answered.Store(true)
+					early <- s
+					return
+				}
+				// A first hunk the gate keeps back: the whole answer decides.
+				answered.Store(true)
+				return
+			}
+		})
+		if err != nil {
+			final <- result{err: err}
+			return
+		}
+		s, q := e.read(in, c, answer)
+		final <- result{s: s, quiet: q}
+	}()
+	whole := func(r result) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+		if r.err != nil {
+			return nil, nil, r.err
+		}
+		if r.quiet != nil {
+			return nil, r.quiet, nil
+		}
+		return []nesagent.Suggestion{r.s}, nil, nil
+	}
+	select {
+	case r := <-final:
+		return whole(r)
+	case s := <-early:
+		select {
+		case r := <-final: // the whole answer came as well: it is the better one
+			return whole(r)
+		default:
+		}
+		f := e.follows.begin(req.URI, applyEdits(req.Text, s.Edits), end)
+		go func() {
+			r := <-final
+			f.finish(req.Text, r.s, r.quiet == nil && r.err == nil)
+		}()
+		e.cfg.Log.Debug("model: answered with the first change while the model writes the rest", "uri", req.URI, "format", e.format.Name())
+		return []nesagent.Suggestion{s}, nil, nil
+	case <-ctx.Done():
+		end() // the request was abandoned before any answer: the stream is closed
+		return nil, nil, ctx.Err()
+	}
+}
+
+// follows are the streams that go on after an early answer, one per document at most.
+type follows struct {
+	mu    sync.Mutex
+	byURI map[string]*follow
+}
+
+// follow is the rest of an answer after its first change was shown.
+type follow struct {
+	uri    string
+	expect string // the document once the early suggestion is accepted
+	stop   func() // closes the stream
+	done   chan struct{}
+	next   *nesagent.Suggestion // the rest of the answer, from expect; nil for none
+}
+
+func (fs *follows) begin(uri, expect string, stop func()) *follow {
+	f := &follow{uri: uri, expect: expect, stop: stop, done: make(chan struct{})}
+	fs.mu.Lock()
+	if fs.byURI == nil {
+		fs.byURI = map[string]*follow{}
+	}
+	if old := fs.byURI[uri]; old != nil {
+		old.stop()
+	}
+	fs.byURI[uri] = f
+	fs.mu.Unlock()
+	return f
+}
+
+// finish keeps what the whole answer changes beyond the early suggestion, as a suggestion of the
+// document as it reads once that is accepted.
+func (f *follow) finish(original string, whole nesagent.Suggestion, ok bool) {
+	defer close(f.done)
+	if !ok {
+		return
+	}
+	full := applyEdits(original, whole.Edits)
+	if full == f.expect {
+		return
+	}
+	p := commonPrefix(f.expect, full)
+	p = strings.LastIndexByte(f.expect[:p], '\n') + 1
+	s := commonSuffix(f.expect[p:], full[p:])
+	edits := regionEdits(f.expect[p:len(f.expect)-s], full[p:len(full)-s], p)
+	if len(edits) == 0 {
+		return
+	}
+	f.next = &nesagent.Suggestion{Edits: edits, Cursor: whole.Cursor}
+}
+
+// take answers a request with the rest of an answer when the document reads as it does once the
+// early suggestion was accepted, waiting for the stream to end (or the request); any other text
+// closes the stream.
+func (fs *follows) take(ctx context.Context, req nesagent.Request) (*nesagent.Suggestion, bool) {
+	fs.mu.Lock()
+	f := fs.byURI[req.URI]
+	delete(fs.byURI, req.URI)
+	fs.mu.Unlock()
+	if f == nil {
+		return nil, false
+	}
+	if req.Text != f.expect {
+		f.stop()
+		return nil, false
+	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		f.stop()
+		return nil, false
+	}
+	return f.next, f.next != nil
+}
+
+// changed closes the stream of a document whose text is no longer what it was nor what the
+// early suggestion makes it (the user typed on rather than accepting).
+func (fs *follows) changed(uri, text string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f := fs.byURI[uri]; f != nil && text != f.expect {
+		f.stop()
+		delete(fs.byURI, uri)
+	}
+}
+
+// DocumentChanged is told each change of a document (nesagent.Watcher): a stream going on for it
+// is closed unless the change was the early suggestion accepted.
+func (e *engine) DocumentChanged(uri, text string) { e.follows.changed(uri, text) }
+
+// applyEdits is text with non-overlapping edits made.
+func applyEdits(text string, edits []nesagent.TextEdit) string {
+	es := append([]nesagent.TextEdit(nil), edits...)
+	sort.Slice(es, func(i, j int) bool { return es[i].Start > es[j].Start })
+	for _, e := range es {
+		if e.Start < 0 || e.End > len(text) || e.Start > e.End {
+			continue
+		}
+		text = text[:e.Start] + e.NewText + text[e.End:]
+	}
+	return text
+}

@@ -1,0 +1,189 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+)
+
+// streamingZeta2 is a Zeta 2 server that streams its rewrite of the region line by line: the
+// lines up to held first, then nothing until release is closed, then the rest and the end marker.
+// closed is closed when the client closes the stream.
+type streamingZeta2 struct {
+	edit    func(lines []string) []string
+	held    int
+	release chan struct{}
+	closed  chan struct{}
+}
+
+func (z *streamingZeta2) serve(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.URL.Path == "/api/version" {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Prompt string `json:"prompt"`
+		Stream bool   `json:"stream"`
+	}
+	json.Unmarshal(body, &req)
+	region, ok := between(req.Prompt, seedStartMarker, seedSeparator)
+	if !ok || !req.Stream {
+		http.Error(w, "not a streamed Zeta 2 prompt", http.StatusBadRequest)
+		return
+	}
+	region = strings.ReplaceAll(region, zetaCursor, "")
+	lines := z.edit(strings.Split(strings.TrimSuffix(region, "\n"), "\n"))
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(text string) {
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": text}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(http.Flusher).Flush()
+	}
+	for i, l := range lines {
+		if i == z.held {
+			select {
+			case <-z.release:
+			case <-r.Context().Done():
+				close(z.closed)
+				return
+			}
+		}
+		// A line in two pieces, as tokens come.
+		send(l[:len(l)/2])
+		send(l[len(l)/2:] + "\n")
+	}
+	send(">>>>>>> UPDATED\n")
+	fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+}
+
+func between(s, a, b string) (string, bool) {
+	i := strings.Index(s, a)
+	if i < 0 {
+		return "", false
+	}
+	j := strings.Index(s[i+len(a):], b)
+	if j < 0 {
+		return "", false
+	}
+	return s[i+len(a) : i+len(a)+j], true
+}
+
+// earlyDoc is a file whose 21 lines all fit in Zeta 2's region.
+func earlyDoc() string {
+	var b strings.Builder
+	b.WriteString("package p\n\nfunc f() {\n")
+	for i := 0; i < 18; i++ {
+		fmt.Fprintf(&b, "\tv%d := g(%d)\n", i, i)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// TestEarlyAnswerWhileTheModelWrites: a Zeta 2 answer streamed line by line is answered with its
+// first changed hunk once the two lines after it match the region again, while the server still
+// holds the rest; accepting it, the next request gets the answer's second hunk without asking
+// the model again.
+func TestEarlyAnswerWhileTheModelWrites(t *testing.T) {
+	z := &streamingZeta2{held: 8, release: make(chan struct{}), closed: make(chan struct{}), edit: func(lines []string) []string {
+		out := append([]string(nil), lines...)
+		for i, l := range out {
+			out[i] = strings.Replace(strings.Replace(l, "g(1)", "h(1)", 1), "g(15)", "h(15)", 1)
+		}
+		return out
+	}}
+	srv := newService(t, z.serve)
+	eng, err := New(Config{URL: srv.URL, Model: "zeta-2", Server: "openai", Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := earlyDoc()
+	req := nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")}
+	type got struct {
+		sugs []nesagent.Suggestion
+		err  error
+	}
+	done := make(chan got, 1)
+	go func() {
+		sugs, err := eng.Suggest(context.Background(), req)
+		done <- got{sugs, err}
+	}()
+	var first got
+	select {
+	case first = <-done:
+	case <-time.After(10 * time.Second):
+		close(z.release)
+		t.Fatal("no answer while the server held the rest of its answer")
+	}
+	if first.err != nil || len(first.sugs) != 1 {
+		t.Fatalf("the early answer: %+v, %v", first.sugs, first.err)
+	}
+	accepted := applyEdits(text, first.sugs[0].Edits)
+	if accepted != strings.Replace(text, "g(1)", "h(1)", 1) {
+		t.Fatalf("the early answer makes %q", accepted)
+	}
+	// The user accepts it: the stream goes on; the server writes the rest.
+	eng.(nesagent.Watcher).DocumentChanged(req.URI, accepted)
+	close(z.release)
+	next := req
+	next.Text = accepted
+	sugs, err := eng.Suggest(context.Background(), next)
+	if err != nil || len(sugs) != 1 {
+		t.Fatalf("the next suggestion: %+v, %v", sugs, err)
+	}
+	if got := applyEdits(accepted, sugs[0].Edits); got != strings.Replace(accepted, "g(15)", "h(15)", 1) {
+		t.Errorf("the next suggestion makes %q", got)
+	}
+	if n := len(srv.posts()); n != 1 {
+		t.Errorf("%d requests to the model, want 1: the next suggestion is the same answer's", n)
+	}
+}
+
+// TestTypingClosesTheStream: after an early answer, typing something else closes the stream (the
+// server sees its connection closed) and the next request asks the model anew.
+func TestTypingClosesTheStream(t *testing.T) {
+	z := &streamingZeta2{held: 8, release: make(chan struct{}), closed: make(chan struct{}), edit: func(lines []string) []string {
+		out := append([]string(nil), lines...)
+		out[4] = strings.Replace(out[4], "g(1)", "h(1)", 1)
+		return out
+	}}
+	srv := newService(t, z.serve)
+	eng, _ := New(Config{URL: srv.URL, Model: "zeta-2", Server: "openai", Timeout: 20 * time.Second})
+	text := earlyDoc()
+	req := nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")}
+	sugs, err := eng.Suggest(context.Background(), req)
+	if err != nil || len(sugs) != 1 {
+		t.Fatalf("the early answer: %+v, %v", sugs, err)
+	}
+	eng.(nesagent.Watcher).DocumentChanged(req.URI, strings.Replace(text, "v0", "w0", 1))
+	select {
+	case <-z.closed:
+	case <-time.After(10 * time.Second):
+		close(z.release)
+		t.Fatal("the stream was not closed when the user typed on")
+	}
+}
+
+// TestNoStreamAsksWhole: with NoStream the request asks for no stream, as before.
+func TestNoStreamAsksWhole(t *testing.T) {
+	srv := newService(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		var req struct {
+			Stream bool `json:"stream"`
+		}
+		json.Unmarshal(body, &req)
+		if req.Stream {
+			t.Error("a streamed request with NoStream")
+		}
+		fmt.Fprint(w, `{"choices":[{"text":"NO_EDITS\n>>>>>>> UPDATED\n","finish_reason":"stop"}]}`)
+	})
+	eng, _ := New(Config{URL: srv.URL, Model: "zeta-2", Server: "openai", NoStream: true})
+	text := earlyDoc()
+	if _, err := eng.Suggest(context.Background(), nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: 20}); err != nil {
+		t.Fatal(err)
+	}
+}
