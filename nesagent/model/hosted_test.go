@@ -102,7 +102,11 @@ func TestSweepAPIAnswers(t *testing.T) {
 		{"no fields", `{"autocomplete_id":"a"}`, "", RuleUnreadable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newService(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { fmt.Fprint(w, tc.body) })
+			srv := newService(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+				// As a stream of lines: read whole all the same, by the format.
+				w.Header().Set("Content-Type", "application/x-ndjson")
+				fmt.Fprint(w, tc.body)
+			})
 			eng, err := New(Config{URL: srv.URL, Model: "sweep", Format: "sweep-api", APIKey: testKey})
 			if err != nil {
 				t.Fatal(err)

@@ -310,7 +310,7 @@ func (h *httpCompleter) CompleteStream(ctx context.Context, p Prompt, onText fun
 func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(string)) (parsed, string, error) {
 	stream := onText != nil
 	post := func(ctx, dctx context.Context, endpoint string, body any, read reader) (parsed, error) {
-		return h.postAs(ctx, dctx, endpoint, body, false, onText, read)
+		return h.postAs(ctx, dctx, endpoint, body, postOpts{onText: onText}, read)
 	}
 	if p.FIM != nil {
 		return h.askFIM(ctx, dctx, p)
@@ -319,7 +319,7 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(str
 		// A hosted service's own request (Sweep's), at its own path: the answer is read by
 		// the format.
 		endpoint := h.base + p.Path
-		r, err := h.postAs(ctx, dctx, endpoint, p.Body, p.Brotli, nil, readWhole)
+		r, err := h.postAs(ctx, dctx, endpoint, p.Body, postOpts{brotli: p.Brotli, whole: true}, readWhole)
 		return r, endpoint, err
 	}
 	if p.Raw == "" {
@@ -521,12 +521,21 @@ func noChoices(errField json.RawMessage, data []byte) error {
 // one that timed out) and reads the answer with read. Its errors are the server's failures
 // (nesagent.BackendError, with the reason), their text bounded and without the key.
 func (h *httpCompleter) post(ctx, dctx context.Context, endpoint string, body any, read reader) (parsed, error) {
-	return h.postAs(ctx, dctx, endpoint, body, false, nil, read)
+	return h.postAs(ctx, dctx, endpoint, body, postOpts{}, read)
 }
 
-// postAs is post, with the body compressed by brotli when br is set (Content-Encoding: br, as
-// Sweep's service takes it), and a streamed answer's text handed to onText as it comes.
-func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body any, br bool, onText func(string), read reader) (parsed, error) {
+// postOpts are how postAs sends and reads: the body compressed by brotli (Content-Encoding: br,
+// as Sweep's service takes it); a streamed answer's text handed to onText as it comes; or, with
+// whole, the body read whole whatever its type (a service's own answer, which its format reads:
+// Sweep's lines are no stream of text).
+type postOpts struct {
+	brotli bool
+	onText func(string)
+	whole  bool
+}
+
+// postAs is post, sent and read as opts say.
+func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body any, opts postOpts, read reader) (parsed, error) {
 	// Prompts are full of "<" and ">" (markers, code): without HTML escaping the body is smaller
 	// and quicker to write.
 	var buf bytes.Buffer
@@ -536,7 +545,7 @@ func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body 
 		return parsed{}, fmt.Errorf("model: %w", err)
 	}
 	payload := buf.Bytes()
-	if br {
+	if opts.brotli {
 		payload = compressBrotli(payload)
 	}
 	hr, err := http.NewRequestWithContext(dctx, http.MethodPost, endpoint, bytes.NewReader(payload))
@@ -545,7 +554,7 @@ func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body 
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
-	if br {
+	if opts.brotli {
 		hr.Header.Set("Content-Encoding", "br")
 	}
 	if h.cfg.APIKey != "" {
@@ -557,9 +566,9 @@ func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body 
 		return parsed{}, h.transportError(ctx, dctx, shown, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 && streamed(resp.Header.Get("Content-Type")) {
+	if !opts.whole && resp.StatusCode >= 200 && resp.StatusCode <= 299 && streamed(resp.Header.Get("Content-Type")) {
 		// A streamed answer, read event by event to its end (or the request's).
-		r, err := readStream(resp.Body, streamKindOf(endpoint), onText)
+		r, err := readStream(resp.Body, streamKindOf(endpoint), opts.onText)
 		switch {
 		case errors.Is(err, errStreamTooLarge):
 			return parsed{}, h.backendError(fmt.Errorf("model: %s answered %s", shown, err))
