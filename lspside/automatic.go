@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -162,16 +163,16 @@ func (s *Server) switchCommand(ctx context.Context, command string, args []json.
 	return res, nil
 }
 
-// untilStill waits, for an automatic request, until delay has passed since it began with no
-// newer request for its document (which cancels ctx) and, when burst, coalesce. It reports false
-// when ctx ends first, or when the document changed since the request's snapshot: its answer
-// would be stale, and the editor asks again after a change.
+// untilStill waits, for an automatic request, until its document has been still for delay: delay
+// counted from the document's last change (as the README says, so that the editor's own wait
+// before it asks overlaps the delay instead of adding to it), or from the request when the
+// document has not changed since it was opened; and, when burst, until coalesce has passed since
+// the request began. A newer request for the document cancels ctx. It reports false when ctx ends
+// first, or when the document changed since the request's snapshot: its answer would be stale,
+// and the editor asks again after a change.
 func (s *Server) untilStill(ctx context.Context, req suggestRequest, delay time.Duration, burst bool, began time.Time, coalesce time.Duration) bool {
-	wait := delay
-	if burst {
-		wait = max(wait, coalesce)
-	}
-	wait -= time.Since(began)
+	changed, _ := s.still.changedAt(req.snap.URI)
+	wait := stillWait(time.Now(), changed, began, delay, burst, coalesce)
 	if wait <= 0 {
 		return true
 	}
@@ -184,4 +185,50 @@ func (s *Server) untilStill(ctx context.Context, req suggestRequest, delay time.
 	}
 	cur, ok := s.docs.Get(req.snap.URI)
 	return ok && cur.Version == req.snap.Version
+}
+
+// stillness is when each open document last changed, for the delay.
+type stillness struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// change records that uri changed now.
+func (st *stillness) change(uri string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.at == nil {
+		st.at = map[string]time.Time{}
+	}
+	st.at[uri] = time.Now()
+}
+
+// closed forgets uri.
+func (st *stillness) closed(uri string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.at, uri)
+}
+
+// changedAt is when uri last changed, if it has since it was opened.
+func (st *stillness) changedAt(uri string) (time.Time, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	t, ok := st.at[uri]
+	return t, ok
+}
+
+// stillWait is how long an automatic request that began at began waits at now: until delay has
+// passed since the document's last change (changed; zero when it has not changed since it was
+// opened: since the request), and, in a burst, coalesce since the request.
+func stillWait(now, changed, began time.Time, delay time.Duration, burst bool, coalesce time.Duration) time.Duration {
+	since := began
+	if !changed.IsZero() {
+		since = changed
+	}
+	wait := delay - now.Sub(since)
+	if burst {
+		wait = max(wait, coalesce-now.Sub(began))
+	}
+	return wait
 }

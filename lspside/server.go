@@ -157,6 +157,8 @@ type Server struct {
 	// health is what the last requests said of the agent's ability to answer: timeouts, and the
 	// failures of its service (health.go).
 	health   health
+	// still is when each document last changed: the delay counts from it (automatic.go).
+	still stillness
 	calls    calls
 	exited   chan struct{}
 	exitOnce sync.Once

@@ -118,6 +118,7 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", uri, err)
 	}
+	s.still.change(uri)
 	if p.TextDocument.Version <= before.Version {
 		s.log.Warn().Str("uri", uri).Int("version", p.TextDocument.Version).Int("previous", before.Version).Msg("didChange did not increase the version")
 	}
@@ -182,6 +183,7 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
 	}
 	s.reqs.closed(uri)
+	s.still.closed(uri)
 	s.ed.Closed(uri)
 	agent := s.currentAgent()
 	s.sugs.documentClosed(ctx, agent, uri)

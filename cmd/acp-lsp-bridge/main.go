@@ -257,7 +257,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		return nil
 	})
 	fs.BoolVar(&cfg.noDefaultExcl, "no-default-excludes", false, "send the agent the files that the default exclusion globs keep from it (.env, keys, ...); initializationOptions.defaultExcludes: false does the same")
-	fs.Func("delay", "how long a document must be still (no typing, no cursor move) before the agent is asked for suggestions while you type: a number of `milliseconds` (300) or a duration (300ms); what you ask for by hand goes at once. Default: none for an agent with Next Edit Suggestions, 600ms for one asked through prompts; 150-300ms suits a local model (README, \"When suggestions are asked\"). initializationOptions.delay sets it too, this flag wins", func(v string) error {
+	fs.Func("delay", "how long a document must be still (counted from your last change; a newer request replaces the one before) before the agent is asked for suggestions while you type: a number of `milliseconds` (300) or a duration (300ms); what you ask for by hand goes at once. Default: none for an agent with Next Edit Suggestions, 600ms for one asked through prompts; 150-300ms suits a local model (README, \"When suggestions are asked\"). initializationOptions.delay sets it too, this flag wins", func(v string) error {
 		d, err := lspside.ParseDelay(v)
 		cfg.delay = d
 		return err
