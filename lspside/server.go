@@ -156,9 +156,9 @@ type Server struct {
 	reqs *docRequests
 	// health is what the last requests said of the agent's ability to answer: timeouts, and the
 	// failures of its service (health.go).
-	health   health
+	health health
 	// still is when each document last changed: the delay counts from it (automatic.go).
-	still stillness
+	still    stillness
 	calls    calls
 	exited   chan struct{}
 	exitOnce sync.Once
