@@ -180,6 +180,23 @@ func TestRealLlamaServerCancelAndTimeout(t *testing.T) {
 		l.waitLog(t, "cancel task", before+1, 20*time.Second)
 	})
 
+	// Zeta 2 streams its answer: cancelling the request closes the stream, and the server stops
+	// the generation (it logs "cancel task").
+	t.Run("cancel a stream", func(t *testing.T) {
+		b, uri := llamaSession(t, l, "zeta-2", "60s", "0", text)
+		before := strings.Count(l.Log(), "cancel task")
+		began := strings.Count(l.Log(), "processing task")
+		p := b.Start("textDocument/inlineCompletion", fakeeditor.InlineParams(uri, at, 2), nil)
+		l.waitLog(t, "processing task", began+1, 30*time.Second)
+		if err := p.Cancel(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Wait(); err != nil && fakeeditor.ErrorCode(err) != -32800 {
+			t.Errorf("the cancelled request ended with %v", err)
+		}
+		l.waitLog(t, "cancel task", before+1, 20*time.Second)
+	})
+
 	// A request the user asks for gets the agent's failure; one made while typing gets an empty
 	// result (no error per key), and the bridge's log says why.
 	t.Run("timeout", func(t *testing.T) {

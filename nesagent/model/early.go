@@ -98,6 +98,7 @@ func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in 
 		s     nesagent.Suggestion
 		quiet *nesagent.Quiet
 		err   error
+		bytes int // the answer's
 	}
 	early := make(chan nesagent.Suggestion, 1)
 	final := make(chan result, 1)
@@ -125,13 +126,14 @@ func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in 
 			return
 		}
 		s, q := e.read(in, c, answer)
-		final <- result{s: s, quiet: q}
+		final <- result{s: s, quiet: q, bytes: len(answer.Text)}
 	}()
 	whole := func(r result) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
 		if r.err != nil {
 			return nil, nil, r.err
 		}
 		if r.quiet != nil {
+			e.dropped(ctx, req.URI, r.quiet, r.bytes)
 			return nil, r.quiet, nil
 		}
 		return []nesagent.Suggestion{r.s}, nil, nil

@@ -66,11 +66,7 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 	}
 	s, quiet := e.read(in, c, answer)
 	if quiet != nil {
-		level := slog.LevelDebug
-		if quiet.Rule == RuleUnfitText {
-			level = slog.LevelWarn
-		}
-		e.cfg.Log.Log(ctx, level, "model: answer dropped: "+quiet.Why, "rule", quiet.Rule, "uri", req.URI, "format", e.format.Name(), "answer_bytes", len(answer.Text))
+		e.dropped(ctx, req.URI, quiet, len(answer.Text))
 		return nil, quiet, nil
 	}
 	if c.ref != nil {
@@ -497,4 +493,14 @@ func narrowed(in *input, c *call, text string) (*call, string) {
 	n := *c
 	n.start, n.end, n.given = c.start+p, c.end-s, 0
 	return &n, text[p : len(text)-s]
+}
+
+// dropped logs an answer kept back and why: a broken server's text as a warning, the rest at
+// debug level.
+func (e *engine) dropped(ctx context.Context, uri string, quiet *nesagent.Quiet, answerBytes int) {
+	level := slog.LevelDebug
+	if quiet.Rule == RuleUnfitText {
+		level = slog.LevelWarn
+	}
+	e.cfg.Log.Log(ctx, level, "model: answer dropped: "+quiet.Why, "rule", quiet.Rule, "uri", uri, "format", e.format.Name(), "answer_bytes", answerBytes)
 }
