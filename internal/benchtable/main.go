@@ -48,6 +48,10 @@ var budgets = []budget{
 	{"8. Model agent: added at the median (µs)", "BenchmarkModelAgentOverhead", "added-p50-µs", 1000, false},
 	{"9. Typing against a 300 ms model: most in flight", "BenchmarkTypingAgainstASlowModel", "max-in-flight", 1, false},
 	{"9. Typing against a 300 ms model: last key to suggestion, over the model (ms)", "BenchmarkTypingAgainstASlowModel", "over-model-ms", 20, false},
+	// A server streaming at 10 ms a token after 50 ms, a 21-line region changed on line 2: the
+	// limit is the time to stream through the hunk and its two confirming lines.
+	{"10. Early answer: request to suggestion / the limit", "BenchmarkEarlyAnswer", "early/limit", 1.25, false},
+	{"10. Next at the accept: accept to the next suggestion (ms)", "BenchmarkEarlyAnswer", "accept-to-next-ms", 30, false},
 }
 
 // benchLine matches a result line: name, -GOMAXPROCS suffix, iterations, then value/unit pairs.

@@ -1,0 +1,150 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+)
+
+// Early answer budget (issue 37): a server that streams at 10 ms a token after a 50 ms first
+// token, a 21-line region with its change on line 2.
+const (
+	firstToken   = 50 * time.Millisecond
+	perToken     = 10 * time.Millisecond
+	tokenBytes   = 4 // about a token of code
+	earlyRuns    = 15
+	earlyChanged = 1 // the region's line that changes (line 2)
+)
+
+// pacedZeta2 streams a Zeta 2 rewrite of the region, with line earlyChanged and line 15 edited, a
+// token of tokenBytes at a time: the first after firstToken, then one every perToken. ended is
+// told when the whole answer has been sent.
+func pacedZeta2(ended chan<- time.Time) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/version" {
+			http.NotFound(w, r)
+			return
+		}
+		var body []byte
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := r.Body.Read(buf)
+			body = append(body, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		prompt := string(body)
+		i := strings.Index(prompt, `<<<<<<< CURRENT\n`)
+		j := strings.Index(prompt, `=======\n`)
+		if i < 0 || j < i {
+			http.Error(w, "not a Zeta 2 prompt", http.StatusBadRequest)
+			return
+		}
+		region := strings.ReplaceAll(strings.ReplaceAll(prompt[i+len(`<<<<<<< CURRENT\n`):j], `\n`, "\n"), `\t`, "\t")
+		region = strings.ReplaceAll(region, zetaCursor, "")
+		lines := strings.Split(strings.TrimSuffix(region, "\n"), "\n")
+		lines[earlyChanged] = strings.Replace(lines[earlyChanged], "g(", "h(", 1)
+		lines[15] = strings.Replace(lines[15], "g(", "h(", 1)
+		answer := strings.Join(lines, "\n") + "\n>>>>>>> UPDATED\n"
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		wait := firstToken
+		for k := 0; k < len(answer); k += tokenBytes {
+			select {
+			case <-time.After(wait):
+			case <-r.Context().Done():
+				return
+			}
+			wait = perToken
+			tok := answer[k:min(k+tokenBytes, len(answer))]
+			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":%q}]}\n\n", tok)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		ended <- time.Now()
+	}
+}
+
+// BenchmarkEarlyAnswer measures, over earlyRuns requests, the time from the request to the
+// suggestion against the limit: the time the server takes to stream through the changed hunk
+// and its two confirming lines (earlyFloor). It reports the median ratio (budget: at most 1.25),
+// the median time to the whole answer beside it, and the time from the accept to the next
+// suggestion, the rest of the same answer (budget: at most 30 ms).
+func BenchmarkEarlyAnswer(b *testing.B) {
+	ended := make(chan time.Time, 1)
+	srv := httptest.NewServer(pacedZeta2(ended))
+	defer srv.Close()
+	// A 21-line file, all of it the region.
+	var doc strings.Builder
+	for i := 0; i < 21; i++ {
+		fmt.Fprintf(&doc, "\tv%d := g(%d)\n", i, i)
+	}
+	text := doc.String()
+	req := nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")}
+	// The limit: the tokens through the end of the line after the two confirming ones.
+	region := zeta2Region(b, text)
+	through := 0
+	for i, l := range strings.Split(region, "\n") {
+		through += len(l) + 1
+		if i == earlyChanged+2 {
+			break
+		}
+	}
+	// The changed line is as long as before ("g(" for "h("): the same tokens.
+	limit := firstToken + time.Duration((through+tokenBytes-1)/tokenBytes-1)*perToken
+	var early, whole, next []time.Duration
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < earlyRuns; r++ {
+			eng, err := New(Config{URL: srv.URL, Model: "zeta-2", Server: "openai", Timeout: 30 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			began := time.Now()
+			sugs, err := eng.Suggest(context.Background(), req)
+			if err != nil || len(sugs) != 1 {
+				b.Fatalf("%+v %v", sugs, err)
+			}
+			early = append(early, time.Since(began))
+			accepted := applyEdits(text, sugs[0].Edits)
+			eng.(nesagent.Watcher).DocumentChanged(req.URI, accepted)
+			whole = append(whole, (<-ended).Sub(began))
+			nreq := req
+			nreq.Text = accepted
+			t0 := time.Now()
+			sugs, err = eng.Suggest(context.Background(), nreq)
+			if err != nil || len(sugs) != 1 {
+				b.Fatalf("the next suggestion: %+v %v", sugs, err)
+			}
+			next = append(next, time.Since(t0))
+		}
+	}
+	med := func(d []time.Duration) time.Duration {
+		s := append([]time.Duration(nil), d...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s[len(s)/2]
+	}
+	b.ReportMetric(float64(med(early))/float64(limit), "early/limit")
+	b.ReportMetric(float64(med(early).Microseconds())/1000, "early-ms")
+	b.ReportMetric(float64(limit.Microseconds())/1000, "limit-ms")
+	b.ReportMetric(float64(med(whole).Microseconds())/1000, "whole-ms")
+	b.ReportMetric(float64(med(next).Microseconds())/1000, "accept-to-next-ms")
+}
+
+// zeta2Region is the region Zeta 2 rewrites for the benchmark's request.
+func zeta2Region(b *testing.B, text string) string {
+	in := prepare(nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")})
+	r := zetaRegions(in, zetaEditableTokens, zetaContextTokens)
+	if r.editStart != 0 || r.editEnd != len(text) {
+		b.Fatalf("the region is [%d, %d) of %d bytes, want the whole file", r.editStart, r.editEnd, len(text))
+	}
+	return in.text[r.editStart:r.editEnd]
+}
