@@ -163,7 +163,7 @@ func readEvent(kind streamKind, data []byte) (text, finish string, timings *Timi
 	switch kind {
 	case sseCompletion, sseChat:
 		if len(ev.Choices) == 0 {
-			return "", "", nil, false, nil // a usage event, say
+			return "", "", ev.Timings, false, nil // a usage event, say, or llama-server's timings
 		}
 		c := ev.Choices[0]
 		if c.Text != nil {
@@ -179,7 +179,7 @@ func readEvent(kind streamKind, data []byte) (text, finish string, timings *Timi
 		if c.FinishReason != nil {
 			finish, done = *c.FinishReason, *c.FinishReason != ""
 		}
-		return text, finish, nil, done, nil
+		return text, finish, ev.Timings, done, nil
 	case sseLlama:
 		if ev.Content != nil {
 			text = *ev.Content

@@ -121,3 +121,20 @@ func TestStreamedAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestTimingsOfEveryAnswer: llama-server's timings are read from its OpenAI layer's answers too,
+// whole or streamed, for the debug log.
+func TestTimingsOfEveryAnswer(t *testing.T) {
+	r, err := readCompletion([]byte(`{"choices":[{"text":"x","finish_reason":"stop"}],"timings":{"prompt_n":7,"cache_n":120}}`))
+	if err != nil || r.timings == nil || r.timings.CacheN != 120 {
+		t.Errorf("whole: %+v %v", r.timings, err)
+	}
+	r, err = readChat([]byte(`{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],"timings":{"prompt_n":7,"cache_n":3}}`))
+	if err != nil || r.timings == nil || r.timings.PromptN != 7 {
+		t.Errorf("chat: %+v %v", r.timings, err)
+	}
+	r, err = readStream(strings.NewReader("data: {\"choices\":[{\"text\":\"x\"}]}\n\ndata: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"stop\"}],\"timings\":{\"prompt_n\":2,\"cache_n\":50}}\n\ndata: [DONE]\n\n"), sseCompletion, nil)
+	if err != nil || r.timings == nil || r.timings.CacheN != 50 {
+		t.Errorf("streamed: %+v %v", r.timings, err)
+	}
+}

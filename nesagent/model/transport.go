@@ -456,7 +456,8 @@ func readChat(data []byte) (parsed, error) {
 			} `json:"message"`
 			FinishReason string `json:"finish_reason"`
 		} `json:"choices"`
-		Error json.RawMessage `json:"error"`
+		Error   json.RawMessage `json:"error"`
+		Timings *Timings        `json:"timings"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return parsed{}, fmt.Errorf("a malformed body (%v): %s", err, preview(data))
@@ -468,7 +469,7 @@ func readChat(data []byte) (parsed, error) {
 	if err != nil {
 		return parsed{}, fmt.Errorf("a malformed message content (%v): %s", err, preview(r.Choices[0].Message.Content))
 	}
-	return parsed{text: text, finish: r.Choices[0].FinishReason}, nil
+	return parsed{text: text, finish: r.Choices[0].FinishReason, timings: r.Timings}, nil
 }
 
 func readCompletion(data []byte) (parsed, error) {
@@ -479,6 +480,8 @@ func readCompletion(data []byte) (parsed, error) {
 		} `json:"choices"`
 		SystemFingerprint string          `json:"system_fingerprint"`
 		Error             json.RawMessage `json:"error"`
+		// llama-server's figures, which its OpenAI layer adds.
+		Timings *Timings `json:"timings"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return parsed{}, fmt.Errorf("a malformed body (%v): %s", err, preview(data))
@@ -489,7 +492,7 @@ func readCompletion(data []byte) (parsed, error) {
 	if r.Choices[0].Text == nil {
 		return parsed{}, fmt.Errorf("a completion without text: %s", preview(data))
 	}
-	return parsed{text: *r.Choices[0].Text, finish: r.Choices[0].FinishReason, fingerprint: r.SystemFingerprint}, nil
+	return parsed{text: *r.Choices[0].Text, finish: r.Choices[0].FinishReason, fingerprint: r.SystemFingerprint, timings: r.Timings}, nil
 }
 
 func readGenerate(data []byte) (parsed, error) {
