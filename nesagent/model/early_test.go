@@ -187,3 +187,64 @@ func TestNoStreamAsksWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEarlyAnswerSweep: Sweep's answer (its window rewritten, ended by <|file_sep|>) is read the
+// same way: its first change is answered while the server holds the rest.
+func TestEarlyAnswerSweep(t *testing.T) {
+	release, closed := make(chan struct{}), make(chan struct{})
+	srv := newService(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if r.URL.Path == "/api/version" {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Prompt string `json:"prompt"`
+		}
+		json.Unmarshal(body, &req)
+		window, ok := between(req.Prompt, "<|file_sep|>current/p.go\n", "<|file_sep|>updated/p.go\n")
+		if !ok {
+			http.Error(w, "not a Sweep prompt", http.StatusBadRequest)
+			return
+		}
+		lines := strings.Split(strings.TrimSuffix(window, "\n"), "\n")
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i, l := range lines {
+			if i == len(lines)-2 {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					close(closed)
+					return
+				}
+			}
+			l = strings.Replace(l, "g(1)", "h(1)", 1)
+			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": l + "\n"}}})
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"<|file_sep|>\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	})
+	eng, err := New(Config{URL: srv.URL, Model: "sweep-next-edit-1.5b", Server: "openai", Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := earlyDoc()
+	req := nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")}
+	done := make(chan []nesagent.Suggestion, 1)
+	go func() {
+		sugs, err := eng.Suggest(context.Background(), req)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sugs
+	}()
+	select {
+	case sugs := <-done:
+		if len(sugs) != 1 || applyEdits(text, sugs[0].Edits) != strings.Replace(text, "g(1)", "h(1)", 1) {
+			t.Errorf("the early answer: %+v", sugs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("no answer while the server held the rest of its answer")
+	}
+	close(release)
+}
