@@ -58,27 +58,7 @@ local function held(what)
   return check(s.held and not s.released and not s.closed, what .. ' while the fake does not hold: ' .. vim.inspect(s))
 end
 
--- What the plugin's quieter display drew: its sign lines, its end-of-line hints, its preview lines.
-local function drawn(buf)
-  local out = { signs = {}, hints = {}, preview = {} }
-  local ns = api.nvim_get_namespaces()['acp_lsp_bridge_mark']
-  if not ns then
-    return out
-  end
-  for _, m in ipairs(api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
-    local row, d = m[2], m[4]
-    if d.sign_text then
-      out.signs[#out.signs + 1] = row + 1
-    end
-    for _, chunk in ipairs(d.virt_text or {}) do
-      out.hints[#out.hints + 1] = { row + 1, chunk[1] }
-    end
-    for _, l in ipairs(d.virt_lines or {}) do
-      out.preview[#out.preview + 1] = l[1][1]
-    end
-  end
-  return out
-end
+local drawn = T.drawn_mark
 
 local function marked(buf, row, hint)
   return wait_for(function()

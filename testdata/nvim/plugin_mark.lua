@@ -33,26 +33,7 @@ require('acp_lsp_bridge').setup({
 })
 
 -- What the plugin drew: its sign lines, its end-of-line hints, its preview lines.
-local function drawn(buf)
-  local out = { signs = {}, hints = {}, preview = {} }
-  local ns = api.nvim_get_namespaces()['acp_lsp_bridge_mark']
-  if not ns then
-    return out
-  end
-  for _, m in ipairs(api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
-    local row, d = m[2], m[4]
-    if d.sign_text then
-      out.signs[#out.signs + 1] = row + 1
-    end
-    for _, chunk in ipairs(d.virt_text or {}) do
-      out.hints[#out.hints + 1] = { row + 1, chunk[1] }
-    end
-    for _, l in ipairs(d.virt_lines or {}) do
-      out.preview[#out.preview + 1] = l[1][1]
-    end
-  end
-  return out
-end
+local drawn = T.drawn_mark
 
 -- Neovim's own ghost text (vim.lsp.inline_completion's namespace).
 local function ghost_shown(buf)

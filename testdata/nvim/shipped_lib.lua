@@ -319,4 +319,27 @@ function T.run(body)
   end
 end
 
+-- What the plugin's quieter display (display = 'mark') drew in buf: its sign lines, its
+-- end-of-line hints, its preview lines.
+function T.drawn_mark(buf)
+  local out = { signs = {}, hints = {}, preview = {} }
+  local ns = vim.api.nvim_get_namespaces()['acp_lsp_bridge_mark']
+  if not ns then
+    return out
+  end
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    local row, d = m[2], m[4]
+    if d.sign_text then
+      out.signs[#out.signs + 1] = row + 1
+    end
+    for _, chunk in ipairs(d.virt_text or {}) do
+      out.hints[#out.hints + 1] = { row + 1, chunk[1] }
+    end
+    for _, l in ipairs(d.virt_lines or {}) do
+      out.preview[#out.preview + 1] = l[1][1]
+    end
+  end
+  return out
+end
+
 return T
