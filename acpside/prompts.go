@@ -621,3 +621,22 @@ func (p *prompter) taint(path string) {
 		p.opts.Tainted(path)
 	}
 }
+
+// BilledMetaKey is the key of agentInfo._meta by which an agent says each request to it is billed
+// (a hosted model's per-request price): the bridge then asks it only when the editor asks.
+const BilledMetaKey = "acp-lsp-bridge/billed"
+
+// Billed reports whether each request to the agent costs the user: an agent asked through
+// prompts, or one that says so (BilledMetaKey).
+func (a *Agent) Billed() bool {
+	if a.Prompted() {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.init == nil || a.init.AgentInfo == nil {
+		return false
+	}
+	b, _ := a.init.AgentInfo.Meta[BilledMetaKey].(bool)
+	return b
+}

@@ -94,6 +94,11 @@ func (s *Server) suggestionsAt(ctx context.Context, req *jsonrpc2.Request, skip 
 	rctx, done := s.track(req.ID())
 	s.releaseReader(ctx)
 	defer done()
+	if trigger(p) == acp.UnstableNesTriggerKindAutomatic && s.joinAhead(rctx, snap, cursor) {
+		// The bridge asked ahead at this very place: its answer, not a second request.
+		s.log.Debug().Str("uri", snap.URI).Msg("answered from the request asked ahead")
+		return pr, s.sugs.forDocument(snap.URI, snap.Version), false, nil
+	}
 	lives, err = s.requestSuggestions(rctx, suggestRequest{snap: snap, cursor: cursor, trigger: trigger(p), explicit: trigger(p) == acp.UnstableNesTriggerKindManual})
 	return pr, lives, false, err
 }

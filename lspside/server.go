@@ -71,6 +71,11 @@ type Config struct {
 	// (automatic.go); zero means initializationOptions.delay, else none for an agent with Next
 	// Edit Suggestions and PromptDebounce for one asked through prompts.
 	Delay time.Duration
+	// AskAhead is how long a document must be still after a change before the bridge asks the
+	// agent itself, at the end of that change, before the editor asks (ahead.go); 0: never.
+	// AskAheadBilled asks ahead agents billed per request too.
+	AskAhead       time.Duration
+	AskAheadBilled bool
 	// CodeActionWait is the longest a code action request waits for the agent (codeaction.go):
 	// editors open their menu once every language server has answered, so a slow agent would
 	// hold back the language's own fixes. After it the request is answered with what is live,
@@ -158,7 +163,9 @@ type Server struct {
 	// failures of its service (health.go).
 	health health
 	// still is when each document last changed: the delay counts from it (automatic.go).
-	still    stillness
+	still stillness
+	// ahead are the requests the bridge asked before the editor (ahead.go).
+	ahead    aheads
 	calls    calls
 	exited   chan struct{}
 	exitOnce sync.Once

@@ -125,6 +125,12 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	s.ed.Changed(uri, applied)
 	agent := s.currentAgent()
 	s.sugs.documentChanged(ctx, agent, after, applied)
+	s.ahead.changed(uri)
+	if n := len(applied); n > 0 {
+		// Asked ahead at the end of the last change (where the editor's cursor is after typing).
+		last := applied[n-1]
+		s.askAheadAfter(after, last.Start+len(last.Text))
+	}
 	if agent == nil || !agent.Events().DidChange {
 		return nil
 	}
@@ -184,6 +190,7 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	}
 	s.reqs.closed(uri)
 	s.still.closed(uri)
+	s.ahead.closed(uri)
 	s.ed.Closed(uri)
 	agent := s.currentAgent()
 	s.sugs.documentClosed(ctx, agent, uri)

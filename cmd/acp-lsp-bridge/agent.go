@@ -11,6 +11,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/builtin"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
@@ -146,6 +147,11 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				m["server"] = k.ServerKind(ctx, min(*timeout, 2*time.Second))
 			}
 			meta = map[string]any{model.MetaKey: m}
+			if b, ok := engine.(interface{ Billed() bool }); ok && b.Billed() {
+				// A hosted service bills each request: the bridge asks it only when the
+				// editor does.
+				meta[acpside.BilledMetaKey] = true
+			}
 		}
 	}
 	start := time.Now()

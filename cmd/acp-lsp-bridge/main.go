@@ -104,6 +104,8 @@ type config struct {
 	exclude        []string
 	noDefaultExcl  bool
 	delay          time.Duration
+	askAhead       time.Duration
+	askAheadBilled bool
 	automatic      bool
 	codeActionWait time.Duration
 }
@@ -216,6 +218,8 @@ func run(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg config, log
 		PromptTimeout:   cfg.promptTimeout,
 		PromptTurns:     cfg.promptTurns,
 		Delay:           cfg.delay,
+		AskAhead:        cfg.askAhead,
+		AskAheadBilled:  cfg.askAheadBilled,
 		AutomaticOff:    !cfg.automatic,
 		CodeActionWait:  cfg.codeActionWait,
 
@@ -262,6 +266,8 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		cfg.delay = d
 		return err
 	})
+	fs.DurationVar(&cfg.askAhead, "ask-ahead", 0, "once a document has been still this `long` after a change, ask the agent for a suggestion at the end of that change before the editor asks; the editor's request there takes that answer (editors wait on their own before they ask: Neovim 200 ms). 150ms suits typing at 8 keys a second; 0 (the default, for now) turns it off. Not for agents billed per request (asked through prompts, or saying so) unless --ask-ahead-billed")
+	fs.BoolVar(&cfg.askAheadBilled, "ask-ahead-billed", false, "ask ahead (--ask-ahead) agents billed per request too: each change you pause after costs a request")
 	fs.DurationVar(&cfg.codeActionWait, "code-action-wait", lspside.DefaultCodeActionWait, "the longest a code-action request waits for the agent (`duration`): editors open their menu only once every language server has answered, so after it the bridge answers with the suggestions it has, and the agent's later answer is offered at the next request and as ghost text")
 	fs.BoolVar(&cfg.automatic, "automatic", true, "ask the agent for suggestions while you type; --automatic=false starts with them off (what you ask for by hand still works; the command acp-lsp-bridge.enable turns them on). initializationOptions.automatic: false does the same")
 	showVersion := fs.Bool("version", false, "print the version and exit")

@@ -46,6 +46,9 @@ type Config struct {
 	Sessions bool
 	// DidFocus asks for document/didFocus events.
 	DidFocus bool
+	// InfoMeta, when set, is sent as agentInfo._meta (an agent that says it is billed per
+	// request, say).
+	InfoMeta map[string]any
 	// ContextDiagnostics asks for the diagnostics context in nes/suggest.
 	ContextDiagnostics bool
 	// StartError, when set, is the error nes/start answers with.
@@ -295,7 +298,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return acp.InitializeResponse{
 			ProtocolVersion:   acp.ProtocolVersionNumber,
 			AgentCapabilities: caps,
-			AgentInfo:         &acp.Implementation{Name: "acp-test-agent", Version: "1"},
+			AgentInfo:         &acp.Implementation{Name: "acp-test-agent", Version: "1", Meta: a.cfg.InfoMeta},
 			AuthMethods:       methods,
 		}, nil
 	case acp.AgentMethodAuthenticate:

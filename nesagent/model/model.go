@@ -355,3 +355,13 @@ func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	}
 	return "not known yet: the server did not answer (asked again at the first prompt)"
 }
+
+// Billed reports whether each request goes to a hosted service that bills it: a hosted format,
+// or FIM at a hosted FIM service.
+func (e *engine) Billed() bool {
+	if _, ok := Hosted[e.format.Name()]; ok {
+		return true
+	}
+	h, ok := e.c.(*httpCompleter)
+	return ok && h.hostedFIM
+}
