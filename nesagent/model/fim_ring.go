@@ -89,7 +89,7 @@ func (r *fimRing) update(in *input, cfg ringConfig, winStart, winEnd, budget int
 			case k.chunk == c.chunk:
 				same = true
 				kept = append(kept, k)
-			case k.chunk.Filename == c.chunk.Filename && similar(k.lines, c.lines) > 0.9:
+			case k.chunk.Filename == c.chunk.Filename && dice(k.lines, c.lines) > 0.9:
 				// The same piece, changed a little since: the new one replaces it.
 			default:
 				kept = append(kept, k)
@@ -147,28 +147,12 @@ func chunkAround(text string, at, n int) string {
 	return text[start:end]
 }
 
-// lineSet counts the lines of s.
+// lineSet counts the lines of s: two chunks' share of lines in common is the Dice coefficient of
+// their counts (dice), as llama.vim's chunk similarity.
 func lineSet(s string) map[string]int {
 	m := map[string]int{}
 	for _, l := range strings.Split(s, "\n") {
 		m[l]++
 	}
 	return m
-}
-
-// similar is the share of lines two chunks have in common (llama.vim's chunk similarity): 1 for
-// the same lines.
-func similar(a, b map[string]int) float64 {
-	na, nb, common := 0, 0, 0
-	for l, n := range a {
-		na += n
-		common += min(n, b[l])
-	}
-	for _, n := range b {
-		nb += n
-	}
-	if na+nb == 0 {
-		return 0
-	}
-	return 2 * float64(common) / float64(na+nb)
 }
