@@ -75,7 +75,7 @@ var Formats = map[string]Format{
 	"sweep-7b":    sweepFormat{layout: sweep7B},
 	"instinct":    instinctFormat{},
 	"fim":         fimFormat{},
-	"codestral":   fimFormat{name: "codestral"},
+	"codestral":   codestralFormat{},
 	"mercury":     mercuryFormat{},
 	"sweep-api":   sweepAPIFormat{},
 }

@@ -14,17 +14,9 @@ import (
 // FIM endpoint (/v1/fim/completions: Mistral's Codestral, Inception's Mercury); or, on any other
 // server, /v1/completions with the family's FIM tokens written out (fimFamilies). The answer is
 // inserted at the cursor once cleaned as the references clean it (cleanFIM).
-type fimFormat struct {
-	// name is the format's name: "fim", or a hosted service's FIM ("codestral").
-	name string
-}
+type fimFormat struct{}
 
-func (f fimFormat) Name() string {
-	if f.name == "" {
-		return "fim"
-	}
-	return f.name
-}
+func (fimFormat) Name() string { return "fim" }
 
 // FIMPrompt is a fill-in-the-middle request, as llama-server's /infill takes it: the lines above
 // the cursor's, the cursor's line up to the cursor, and the rest of the document from the cursor,
@@ -79,7 +71,7 @@ const (
 // the cursor.
 const RuleRepeatsSuffix = "repeats-suffix"
 
-func (f fimFormat) Build(in *input, lim limits) (*call, error) {
+func (fimFormat) Build(in *input, lim limits) (*call, error) {
 	cfg := lim.cfg
 	lineStart := strings.LastIndexByte(in.text[:in.cursor], '\n') + 1
 	p := &FIMPrompt{Line: in.text[lineStart:in.cursor], Path: in.path}
@@ -154,9 +146,6 @@ func (f fimFormat) Build(in *input, lim limits) (*call, error) {
 		p.Family = name
 		fam := fimFamilies[name]
 		p.Tokens = &fam
-	}
-	if f.name == "codestral" {
-		p.Hosted = hostedFIMPath
 	}
 	var stop []string
 	var markers []string
@@ -298,6 +287,9 @@ func firstTextLine(s string) string {
 // AtCursor reports whether a format's answers are completions inserted at the cursor (the FIM
 // formats), rather than next edits in a region: eval runs its FIM scenarios for them.
 func AtCursor(f Format) bool {
-	_, ok := f.(fimFormat)
-	return ok
+	switch f.(type) {
+	case fimFormat, codestralFormat:
+		return true
+	}
+	return false
 }
