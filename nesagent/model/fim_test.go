@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -102,13 +101,7 @@ func applied(t *testing.T, req nesagent.Request, sugs []nesagent.Suggestion) str
 	if len(sugs) != 1 {
 		t.Fatalf("%d suggestions, want 1", len(sugs))
 	}
-	text := req.Text
-	edits := append([]nesagent.TextEdit(nil), sugs[0].Edits...)
-	sort.Slice(edits, func(i, j int) bool { return edits[i].Start > edits[j].Start })
-	for _, e := range edits {
-		text = text[:e.Start] + e.NewText + text[e.End:]
-	}
-	return text
+	return applyEdits(req.Text, sugs[0].Edits)
 }
 
 func TestFIMAtLlamaServerInfill(t *testing.T) {

@@ -197,14 +197,7 @@ func (h *httpCompleter) askKind(dctx context.Context, props bool) (serverKind, s
 	}
 	ctx, cancel := context.WithTimeout(dctx, budget)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.version, nil)
-	if err != nil {
-		return kindUnknown, h.scrub.clean(err.Error(), maxErrorText)
-	}
-	if h.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
-	}
-	resp, err := h.client.Do(req)
+	code, status, data, err := h.get(ctx, h.version, 4096)
 	if err != nil {
 		if ctx.Err() != nil {
 			return kindUnknown, fmt.Sprintf("no answer at /api/version within %s", budget.Round(time.Millisecond))
@@ -215,16 +208,14 @@ func (h *httpCompleter) askKind(dctx context.Context, props bool) (serverKind, s
 		}
 		return kindUnknown, "/api/version: " + h.scrub.clean(err.Error(), maxErrorText)
 	}
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
 	var v struct {
 		Version string `json:"version"`
 	}
 	switch {
-	case resp.StatusCode == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Version != "":
+	case code == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Version != "":
 		return kindOllama, nesagent.CleanText(v.Version, 40) + " (it answers /api/version)"
-	case resp.StatusCode >= 500:
-		return kindUnknown, "/api/version answered " + nesagent.CleanText(resp.Status, 60)
+	case code >= 500:
+		return kindUnknown, "/api/version answered " + nesagent.CleanText(status, 60)
 	}
 	if !props {
 		return kindOpenAI, "no Ollama at /api/version"
@@ -238,24 +229,31 @@ func (h *httpCompleter) askKind(dctx context.Context, props bool) (serverKind, s
 // askProps reports whether the server answers GET /props as llama-server does: a JSON object
 // with its default_generation_settings (or its build_info).
 func (h *httpCompleter) askProps(ctx context.Context) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.props, nil)
+	code, _, data, err := h.get(ctx, h.props, 1<<20)
+	var v struct {
+		Settings  json.RawMessage `json:"default_generation_settings"`
+		BuildInfo string          `json:"build_info"`
+	}
+	return err == nil && code == http.StatusOK && json.Unmarshal(data, &v) == nil && (len(v.Settings) > 0 || v.BuildInfo != "")
+}
+
+// get asks endpoint with GET, the key as a Bearer token when there is one, and reads at most
+// limit bytes of the answer: its status code and line, and its body.
+func (h *httpCompleter) get(ctx context.Context, endpoint string, limit int64) (code int, status string, data []byte, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
-		return false
+		return 0, "", nil, err
 	}
 	if h.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return false
+		return 0, "", nil, err
 	}
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var v struct {
-		Settings  json.RawMessage `json:"default_generation_settings"`
-		BuildInfo string          `json:"build_info"`
-	}
-	return resp.StatusCode == http.StatusOK && json.Unmarshal(data, &v) == nil && (len(v.Settings) > 0 || v.BuildInfo != "")
+	data, _ = io.ReadAll(io.LimitReader(resp.Body, limit))
+	return resp.StatusCode, resp.Status, data, nil
 }
 
 // setKindLocked records what serves the model, and logs it when it changed. h.mu is held.
