@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,7 @@ func TestBinaryFIMChunksComeFromWhatTheUserWorkedIn(t *testing.T) {
 		"total.go":   "package shop\n\n// Total adds the prices.\nfunc Total(items []int) int {\n\treturn 0\n}\n",
 		"receipt.go": "package shop\n\nfunc Receipt() string {\n\treturn \"receipt\"\n}\n",
 		".env":       "STRIPE_KEY=sk_live_do_not_send\n",
+		"notes.go":   "package shop\n\n// Notes: the receipts are kept a year.\n",
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -81,20 +83,25 @@ func TestBinaryFIMChunksComeFromWhatTheUserWorkedIn(t *testing.T) {
 	receiptURI := open("receipt.go", "go")
 	ask(receiptURI, 3, 8)
 	ask(mainURI, 3, 6)
+	// A file the user only opens and saves, never edits nor asks about: the agent hears of the
+	// save (it asks for document/didSave), and the file is among the chunks.
+	notesURI := open("notes.go", "go")
+	b.Notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": notesURI}})
+	ask(mainURI, 3, 6)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		mu.Lock()
 		n := len(extras)
 		mu.Unlock()
-		if n >= 4 || time.Now().After(deadline) {
+		if n >= 5 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(extras) < 4 {
-		t.Fatalf("%d /infill requests, want 4", len(extras))
+	if len(extras) < 5 {
+		t.Fatalf("%d /infill requests, want 5", len(extras))
 	}
 	names := func(cs []map[string]string) []string {
 		var out []string
@@ -112,6 +119,9 @@ func TestBinaryFIMChunksComeFromWhatTheUserWorkedIn(t *testing.T) {
 	}
 	if len(fourth) < 2 || fourth[0] != "total.go" || fourth[len(fourth)-1] != "receipt.go" {
 		t.Errorf("the later request carries %v, want total.go's chunk first (kept in its place) and receipt.go's after it", fourth)
+	}
+	if fifth := names(extras[4]); !slices.Contains(fifth, "notes.go") {
+		t.Errorf("the request after notes.go was saved carries %v, want a chunk of it", fifth)
 	}
 	b.Shutdown()
 }

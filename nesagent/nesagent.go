@@ -137,6 +137,10 @@ type Options struct {
 	Context *acp.NesContextCapabilities
 	// Meta is sent as agentInfo._meta (what doctor shows of the agent).
 	Meta map[string]any
+	// Visits asks the client for document/didFocus and document/didSave, by which each
+	// OpenDocument's Visit and Saved are known (none by default: the engine is told only of the
+	// places it is asked about).
+	Visits bool
 }
 
 type docState struct {
@@ -207,11 +211,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			AgentCapabilities: acp.AgentCapabilities{
 				PositionEncoding: &pe,
 				Nes: &acp.NesCapabilities{
-					Events: &acp.NesEventCapabilities{Document: &acp.NesDocumentEventCapabilities{
-						DidOpen:   &acp.NesDocumentDidOpenCapabilities{},
-						DidChange: &acp.NesDocumentDidChangeCapabilities{SyncKind: acp.TextDocumentSyncKindIncremental},
-						DidClose:  &acp.NesDocumentDidCloseCapabilities{},
-					}},
+					Events:  &acp.NesEventCapabilities{Document: a.documentEvents()},
 					Context: a.opts.Context,
 				},
 			},
@@ -696,3 +696,18 @@ func uriToPath(u string) string {
 
 // within reports whether the path p lies in the folder root, as the platform compares paths.
 func within(p, root string) bool { return p != "" && workspace.Host.Within(p, root) }
+
+// documentEvents are the document events the agent asks for: didFocus and didSave too with
+// Options.Visits.
+func (a *Agent) documentEvents() *acp.NesDocumentEventCapabilities {
+	ev := &acp.NesDocumentEventCapabilities{
+		DidOpen:   &acp.NesDocumentDidOpenCapabilities{},
+		DidChange: &acp.NesDocumentDidChangeCapabilities{SyncKind: acp.TextDocumentSyncKindIncremental},
+		DidClose:  &acp.NesDocumentDidCloseCapabilities{},
+	}
+	if a.opts.Visits {
+		ev.DidFocus = &acp.NesDocumentDidFocusCapabilities{}
+		ev.DidSave = &acp.NesDocumentDidSaveCapabilities{}
+	}
+	return ev
+}

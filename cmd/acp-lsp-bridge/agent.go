@@ -157,8 +157,11 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	start := time.Now()
 	opts := nesagent.Options{Name: name2, Version: version, Meta: meta}
 	if name2 == "acp-lsp-bridge-model" {
-		// The model is shown the problems the editor reports (nesagent/model).
+		// The model is shown the problems the editor reports (nesagent/model), and the other
+		// files around where the user last was in them, and the files saved (FIM's chunks,
+		// Mercury's recently viewed snippets).
 		opts.Context = &acp.NesContextCapabilities{Diagnostics: &acp.NesDiagnosticsCapabilities{}}
+		opts.Visits = true
 	}
 	nesagent.New(engine, opts).Serve(stdin, stdout)
 	logger.Info("agent done", "uptime", time.Since(start))
