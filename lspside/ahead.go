@@ -3,11 +3,14 @@ package lspside
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"go.lsp.dev/protocol"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
 // Asking ahead: once a document has been still for AskAhead after a change, the bridge asks the
@@ -18,11 +21,10 @@ import (
 // per request (asked through prompts, or saying so: agentInfo._meta "acp-lsp-bridge/billed") are
 // not asked ahead unless AskAheadBilled is set.
 
-// SuggestedAskAhead is how long a document should be still before the bridge asks ahead: longer
-// than the time between two keys of a typist at 8 keys a second (125 ms), so that typing starts no
-// request between keys, and shorter than the editors' own waits before they ask. Asking ahead is
-// off by default for now: with it on, some editors' surfaces (lsp-mode's completion, Neovim's
-// partial accept) took an answer asked ahead at the change for their own request.
+// SuggestedAskAhead is how long a document should be still before the bridge asks ahead (the
+// command's default): longer than the time between two keys of a typist at 8 keys a second
+// (125 ms), so that typing starts no request between keys, and shorter than the editors' own
+// waits before they ask.
 const SuggestedAskAhead = 150 * time.Millisecond
 
 // aheads are the requests asked ahead, one per document at most.
@@ -38,7 +40,8 @@ type ahead struct {
 	timer   *time.Timer
 	cancel  context.CancelFunc
 	done    chan struct{}
-	started bool // the timer fired: the request is in flight or answered (aheads.mu)
+	started bool        // the timer fired: the request is in flight or answered (aheads.mu)
+	joined  atomic.Bool // an editor's request joined it: the editor needs no telling
 }
 
 // stop ends a request asked ahead, scheduled or in flight.
@@ -81,22 +84,23 @@ func (as *aheads) schedule(uri string, version, cursor int, wait time.Duration, 
 	as.byURI[uri] = a
 }
 
-// joinable is the request asked ahead for uri at this version and cursor, once it was sent. One
-// still waiting for its time is dropped: the editor's own request goes now instead.
-func (as *aheads) joinable(uri string, version, cursor int) *ahead {
+// joinable is, for an editor's request at uri, version and cursor, the request asked ahead there,
+// once it was sent; the editor's request joins it when automatic. Any other request asked ahead
+// for uri ends: one still waiting for its time (the editor's own request goes now instead), one for
+// another place or text, and any when the editor asks by hand. Its answer would otherwise come
+// after the editor's and replace what the editor was shown.
+func (as *aheads) joinable(uri string, version, cursor int, automatic bool) *ahead {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	a := as.byURI[uri]
-	switch {
-	case a == nil:
+	if a == nil {
 		return nil
-	case !a.started:
-		a.stop()
-		delete(as.byURI, uri)
-		return nil
-	case a.version == version && a.cursor == cursor:
+	}
+	if automatic && a.started && a.version == version && a.cursor == cursor {
 		return a
 	}
+	a.stop()
+	delete(as.byURI, uri)
 	return nil
 }
 
@@ -104,18 +108,30 @@ func (as *aheads) joinable(uri string, version, cursor int) *ahead {
 func (as *aheads) closed(uri string) { as.changed(uri) }
 
 // askAheadAfter schedules, after a change of snap's document ending at cursor, a request asked
-// ahead, when the bridge asks ahead for this agent and document.
-func (s *Server) askAheadAfter(snap *document.Snapshot, cursor int) {
+// ahead, when the bridge asks ahead for this agent and document. A change that completed a
+// suggestion (the user accepted it) is asked after at once: it is no keystroke that another may
+// follow, and the next suggestion is often ready (the rest of the same answer, or one the agent
+// prepared for the accept).
+func (s *Server) askAheadAfter(snap *document.Snapshot, cursor int, accepted bool) {
 	wait := s.cfg.AskAhead
 	if wait <= 0 {
 		return
+	}
+	if accepted {
+		wait = 0
 	}
 	agent := s.currentAgent()
 	if agent == nil || (agent.Prompted() || agent.Billed()) && !s.cfg.AskAheadBilled {
 		return
 	}
 	uri := snap.URI
-	if !s.reqs.automatic(uri) || s.isWithheld(uri) {
+	if !s.editorAsksItself.Load() || !s.reqs.automatic(uri) || s.isWithheld(uri) {
+		// An editor that asks only when the user does (a code action menu) would never take it.
+		return
+	}
+	if len(s.typedThrough(snap, cursor)) > 0 {
+		// The user types (or takes a word or a line of) a suggestion shown: the rest of it is the
+		// answer (typeThrough), and a new one would replace it.
 		return
 	}
 	// A delay longer than the ask-ahead's: the request waits the rest (untilStill).
@@ -126,20 +142,64 @@ func (s *Server) askAheadAfter(snap *document.Snapshot, cursor int) {
 			return
 		}
 		s.log.Debug().Str("uri", uri).Int("version", a.version).Msg("asking ahead: the document is still")
-		if _, err := s.requestSuggestions(ctx, suggestRequest{snap: cur, cursor: a.cursor, trigger: acp.UnstableNesTriggerKindAutomatic}); err != nil {
+		lives, err := s.requestSuggestions(ctx, suggestRequest{snap: cur, cursor: a.cursor, trigger: acp.UnstableNesTriggerKindAutomatic, ahead: true})
+		if err != nil {
 			s.log.Debug().Str("uri", uri).Err(err).Msg("asking ahead")
+			return
+		}
+		if len(lives) > 0 && ctx.Err() == nil {
+			s.suggestionReady(cur, a)
 		}
 	})
+}
+
+// NotifySuggestionReady is the bridge's notification that a suggestion asked ahead is ready
+// (SuggestionReady), sent to an editor that asked for it (initializationOptions.suggestionReady)
+// and has not asked for it yet: it can ask for inline completion at that place now, rather than
+// after its own wait, and takes the answer at once.
+const NotifySuggestionReady = "acp-lsp-bridge/suggestionReady"
+
+// SuggestionReady is NotifySuggestionReady's params: the document, its version and the place the
+// suggestion was asked for, in the editor's encoding.
+type SuggestionReady struct {
+	TextDocument struct {
+		URI     string `json:"uri"`
+		Version int    `json:"version"`
+	} `json:"textDocument"`
+	Position protocol.Position `json:"position"`
+}
+
+// suggestionReady tells the editor that what was asked ahead in snap is answered, when it asked to
+// hear it and no request of its own has joined it.
+func (s *Server) suggestionReady(snap *document.Snapshot, a *ahead) {
+	o := s.session().init.InitializationOptions
+	if o == nil || !o.SuggestionReady || a.joined.Load() {
+		return
+	}
+	pos, err := snap.Mapper.OffsetPosition(a.cursor, s.editorEncoding())
+	if err != nil {
+		return
+	}
+	var p SuggestionReady
+	p.TextDocument.URI, p.TextDocument.Version, p.Position = snap.URI, snap.Version, translate.PositionToLSP(pos)
+	s.log.Debug().Str("uri", snap.URI).Int("version", snap.Version).Msg(NotifySuggestionReady)
+	if err := s.conn.Notify(context.Background(), NotifySuggestionReady, p); err != nil {
+		s.log.Debug().Err(err).Msg(NotifySuggestionReady)
+	}
 }
 
 // joinAhead waits, for an editor's automatic request at snap and cursor, for the request asked
 // ahead there, if any, and reports whether there was one: its answer is then among the
 // document's suggestions for this version and position.
-func (s *Server) joinAhead(ctx context.Context, snap *document.Snapshot, cursor int) bool {
-	a := s.ahead.joinable(snap.URI, snap.Version, cursor)
+func (s *Server) joinAhead(ctx context.Context, snap *document.Snapshot, cursor int, automatic bool) bool {
+	if automatic {
+		s.editorAsksItself.Store(true)
+	}
+	a := s.ahead.joinable(snap.URI, snap.Version, cursor, automatic)
 	if a == nil {
 		return false
 	}
+	a.joined.Store(true)
 	s.log.Debug().Str("uri", snap.URI).Int("version", snap.Version).Msg("the editor's request joins the one asked ahead")
 	select {
 	case <-a.done:

@@ -94,7 +94,7 @@ func (s *Server) suggestionsAt(ctx context.Context, req *jsonrpc2.Request, skip 
 	rctx, done := s.track(req.ID())
 	s.releaseReader(ctx)
 	defer done()
-	if trigger(p) == acp.UnstableNesTriggerKindAutomatic && s.joinAhead(rctx, snap, cursor) {
+	if s.joinAhead(rctx, snap, cursor, trigger(p) == acp.UnstableNesTriggerKindAutomatic) {
 		// The bridge asked ahead at this very place: its answer, not a second request.
 		s.log.Debug().Str("uri", snap.URI).Msg("answered from the request asked ahead")
 		return pr, s.sugs.forDocument(snap.URI, snap.Version), false, nil
@@ -164,6 +164,29 @@ func (s *Server) inlineItems(lives []*live, snap *document.Snapshot, cursor int,
 // the end of what was typed. The item is the rest of the same suggestion (same id), over the typed
 // part, exactly what the agent's own answer would show.
 func (s *Server) typeThrough(snap *document.Snapshot, cursor int, editor encoding.Kind) []protocol.InlineCompletionItem {
+	for _, th := range s.typedThrough(snap, cursor) {
+		item, err := translate.ReplacementToInlineItem(snap.Mapper, th.rest, editor, CommandAccept, th.l.id)
+		if err != nil {
+			continue
+		}
+		s.log.Debug().Str("id", th.l.id).Int("typed", th.typed).Msg("inline completion answered from the suggestion being typed through")
+		return []protocol.InlineCompletionItem{item}
+	}
+	return nil
+}
+
+// through is a shown edit suggestion the user is typing through: typed bytes of it are in, and
+// rest is what remains of it, as inline completion shows it.
+type through struct {
+	l     *live
+	typed int
+	rest  translate.Replacement
+}
+
+// typedThrough are the edit suggestions of snap's document that the user is typing through with
+// the cursor at the end of what was typed (typeThrough).
+func (s *Server) typedThrough(snap *document.Snapshot, cursor int) []through {
+	var out []through
 	for _, l := range s.sugs.forURI(snap.URI) {
 		// Only once the user has typed: a request for the version the suggestion was made for is
 		// a new question for the agent.
@@ -184,12 +207,7 @@ func (s *Server) typeThrough(snap *document.Snapshot, cursor int, editor encodin
 		if !translate.FitsInline(snap.Mapper, rest, cursor) {
 			continue
 		}
-		item, err := translate.ReplacementToInlineItem(snap.Mapper, rest, editor, CommandAccept, l.id)
-		if err != nil {
-			continue
-		}
-		s.log.Debug().Str("id", l.id).Int("typed", typed).Msg("inline completion answered from the suggestion being typed through")
-		return []protocol.InlineCompletionItem{item}
+		out = append(out, through{l: l, typed: typed, rest: rest})
 	}
-	return nil
+	return out
 }

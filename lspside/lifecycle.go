@@ -68,6 +68,10 @@ type initOptions struct {
 	// that set no flags: milliseconds or a duration string (slow.go). The flags win.
 	SuggestTimeout json.RawMessage `json:"suggestTimeout"`
 	PromptTimeout  json.RawMessage `json:"promptTimeout"`
+	// SuggestionReady asks for acp-lsp-bridge/suggestionReady (ahead.go): an editor
+	// configuration that can ask for inline completion at once (the Neovim plugin, the VS Code
+	// extension) hears when a suggestion asked ahead is ready, rather than waiting on its own.
+	SuggestionReady bool `json:"suggestionReady"`
 }
 
 // UnmarshalJSON takes an empty array as no options: Neovim encodes an empty Lua table

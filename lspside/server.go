@@ -165,11 +165,14 @@ type Server struct {
 	// still is when each document last changed: the delay counts from it (automatic.go).
 	still stillness
 	// ahead are the requests the bridge asked before the editor (ahead.go).
-	ahead    aheads
-	calls    calls
-	exited   chan struct{}
-	exitOnce sync.Once
-	exitCode atomic.Int32
+	ahead aheads
+	// editorAsksItself is set once the editor has asked for a suggestion while the user types (an
+	// automatic inline completion or completion request): only then does the bridge ask ahead.
+	editorAsksItself atomic.Bool
+	calls            calls
+	exited           chan struct{}
+	exitOnce         sync.Once
+	exitCode         atomic.Int32
 	// sup owns the agent's life (supervisor.go).
 	sup *supervisor
 	// secret are the open documents kept from the agent (secrets.go).

@@ -28,6 +28,8 @@ type suggestRequest struct {
 	// explicit is set for what the user asked for (not the editor while they type): only those
 	// are prompted to an agent without NES by default (prompts.go).
 	explicit bool
+	// ahead is set for the bridge's own request, asked before the editor asks (ahead.go).
+	ahead bool
 	// diagnostics from the editor, sent to an agent that asked for them.
 	diagnostics []lspDiagnostic
 	// toldWhy, when set, is set to true when the user was told why nothing shows (the agent's
@@ -44,6 +46,11 @@ var errCancelled = jsonrpc2.Errorf(codeRequestCancelled, "request cancelled")
 // at once, never a wait for the agent's start-up.
 func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]*live, error) {
 	uri := req.snap.URI
+	if !req.ahead {
+		// The editor asks: what the bridge asked ahead for another place or text would supersede
+		// this request's answer with its own.
+		s.ahead.changed(uri)
+	}
 	// Under fwd: an agent that has just become ready has had every open document replayed first,
 	// so that no nes/suggest reaches it before the document it names.
 	s.fwd.Lock()

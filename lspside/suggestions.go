@@ -116,7 +116,7 @@ func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri strin
 // applied are the changes that made snap, as the mirror applied them. Changes inside the region
 // being typed through are followed there, so a keystroke costs the same whatever the size of the
 // document; any other change compares the whole text, once.
-func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot, applied []document.Applied) {
+func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot, applied []document.Applied) (completed bool) {
 	var ended, taken []*live
 	t.mu.Lock()
 	for id, l := range t.by {
@@ -140,6 +140,7 @@ func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, sna
 		}
 		switch {
 		case touched && keep:
+			completed = completed || done && !l.applied
 			l.applied = l.applied || done
 			continue
 		case !touched && l.uri != snap.URI:
@@ -163,6 +164,7 @@ func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, sna
 	for _, l := range ended {
 		t.end(ctx, agent, l, acp.UnstableNesRejectReasonIgnored)
 	}
+	return completed
 }
 
 // progress follows one file edit of a live suggestion while the user types: the document reads

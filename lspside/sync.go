@@ -124,12 +124,12 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	}
 	s.ed.Changed(uri, applied)
 	agent := s.currentAgent()
-	s.sugs.documentChanged(ctx, agent, after, applied)
+	completed := s.sugs.documentChanged(ctx, agent, after, applied)
 	s.ahead.changed(uri)
 	if n := len(applied); n > 0 {
 		// Asked ahead at the end of the last change (where the editor's cursor is after typing).
 		last := applied[n-1]
-		s.askAheadAfter(after, last.Start+len(last.Text))
+		s.askAheadAfter(after, last.Start+len(last.Text), completed)
 	}
 	if agent == nil || !agent.Events().DidChange {
 		return nil

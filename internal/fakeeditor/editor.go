@@ -51,6 +51,7 @@ type Record struct {
 	Progress  []json.RawMessage // $/progress params
 	Cancels   []json.RawMessage // $/cancelRequest params
 	Statuses  []Status          // acp-lsp-bridge/status params
+	Ready     []json.RawMessage // acp-lsp-bridge/suggestionReady params
 	Ended     bool              // the bridge's side of the connection ended
 }
 
@@ -74,6 +75,7 @@ func (r *Record) clone() Record {
 		Progress:  append([]json.RawMessage(nil), r.Progress...),
 		Cancels:   append([]json.RawMessage(nil), r.Cancels...),
 		Statuses:  append([]Status(nil), r.Statuses...),
+		Ready:     append([]json.RawMessage(nil), r.Ready...),
 		Ended:     r.Ended,
 	}
 }
@@ -292,6 +294,8 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		var st Status
 		_ = json.Unmarshal(params, &st)
 		e.record(func(r *Record) { r.Statuses = append(r.Statuses, st) })
+	case "acp-lsp-bridge/suggestionReady":
+		e.record(func(r *Record) { r.Ready = append(r.Ready, params) })
 	case "window/workDoneProgress/create":
 		e.record(func(r *Record) { r.Created = append(r.Created, params) })
 		return nil, nil
