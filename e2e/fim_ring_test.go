@@ -54,7 +54,8 @@ func TestBinaryFIMChunksComeFromWhatTheUserWorkedIn(t *testing.T) {
 		}
 	}
 	bridge, _ := binaries(t)
-	b := startBridgeEnv(t, os.Environ(), "--", bridge, "agent", "--model-url", m.srv.URL, "--model", "qwen2.5-coder:1.5b", "--model-format", "fim", "--verbose")
+	// --no-prefetch: the requests are read in order, one per editor's request.
+	b := startBridgeEnv(t, os.Environ(), "--", bridge, "agent", "--model-url", m.srv.URL, "--model", "qwen2.5-coder:1.5b", "--model-format", "fim", "--verbose", "--no-prefetch")
 	b.InitializeWith(fakeeditor.InitParams{Root: fileURI(dir), Encodings: []string{"utf-16"}})
 	b.waitMessage("acp-lsp-bridge-model is ready")
 	open := func(name, lang string) string {

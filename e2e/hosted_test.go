@@ -132,7 +132,8 @@ func TestHostedCodestral(t *testing.T) {
 // and raw unset (so that Ollama writes the model's own FIM prompt); the editor shows the answer at
 // the cursor, and accepting it gives the buffer with the call finished.
 func TestHostedFIMOllama(t *testing.T) {
-	s, m, k := completesAtTheCursor(t, ollamaFIMServing, nil, "--model-format", "fim", "--model", "qwen2.5-coder:1.5b")
+	// --no-prefetch: the last request taken is the editor's, not the next one's prefetched.
+	s, m, k := completesAtTheCursor(t, ollamaFIMServing, nil, "--model-format", "fim", "--model", "qwen2.5-coder:1.5b", "--no-prefetch")
 	var req fimRequest
 	k.last(t, &req)
 	if req.Model != "qwen2.5-coder:1.5b" || *req.Prompt != fimBefore || *req.Suffix != fimAfter || req.Raw != nil {
@@ -149,7 +150,7 @@ func TestHostedFIMOllama(t *testing.T) {
 // the cursor's line up to the cursor as prompt and the text after it as input_suffix; the editor
 // shows the answer at the cursor, and accepting it gives the buffer with the call finished.
 func TestHostedFIMLlamaServer(t *testing.T) {
-	s, _, k := completesAtTheCursor(t, llamaInfillServing, nil, "--model-format", "fim", "--model", "qwen2.5-coder-1.5b-q8_0.gguf")
+	s, _, k := completesAtTheCursor(t, llamaInfillServing, nil, "--model-format", "fim", "--model", "qwen2.5-coder-1.5b-q8_0.gguf", "--no-prefetch")
 	var req infillRequest
 	k.last(t, &req)
 	if *req.InputPrefix != "package p\n\nfunc main() {\n" || *req.Prompt != "\tx := fo" || *req.InputSuffix != fimAfter {

@@ -44,7 +44,8 @@ func TestBinaryModelAgent(t *testing.T) {
 	}))
 	defer srv.Close()
 	t.Setenv("FAKE_MODEL_KEY", "sekret")
-	b := startBridge(t, "--", bridge, "agent", "--model-url", srv.URL, "--model", "fake-coder", "--api-key-env", "FAKE_MODEL_KEY", "--max-tokens", "200")
+	// --no-prefetch: one prompt is wanted, not the next suggestion's prefetched after it.
+	b := startBridge(t, "--", bridge, "agent", "--model-url", srv.URL, "--model", "fake-coder", "--api-key-env", "FAKE_MODEL_KEY", "--max-tokens", "200", "--no-prefetch")
 	b.InitializeWith(fakeeditor.InitParams{Encodings: []string{"utf-16"}})
 	b.waitMessage("acp-lsp-bridge-model is ready") // requests before it answer empty
 	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{

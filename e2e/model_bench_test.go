@@ -76,7 +76,9 @@ func BenchmarkModelAgentOverhead(b *testing.B) {
 	defer srv.Close()
 
 	root := b.TempDir()
-	agent, err := acpside.Start(acpside.Command{Path: bridge, Args: []string{"agent", "--model-url", srv.URL, "--model", "fake-coder"}, Dir: root},
+	// --no-prefetch: the same request again and again, each answer followed by a request for
+	// the next suggestion (prefetch) that the next one cancels, would measure that instead.
+	agent, err := acpside.Start(acpside.Command{Path: bridge, Args: []string{"agent", "--model-url", srv.URL, "--model", "fake-coder", "--no-prefetch"}, Dir: root},
 		acpside.ClientOptions(zerolog.Nop(), "bench"))
 	if err != nil {
 		b.Fatal(err)

@@ -175,7 +175,9 @@ func runEarly(t *testing.T, mode string, steps ...string) (saved string, st earl
 	t.Helper()
 	skipOnWindows(t, "Neovim runs on Linux here")
 	z := newEarlyZeta2(t)
-	agent, err := json.Marshal([]string{"acp-lsp-bridge", "agent", "--model-url", z.srv.URL, "--model", "zeta-2", "--model-server", "openai", "--timeout", "30s", "--verbose"})
+	// --no-prefetch: the fake counts the POSTs of the one answer; the next suggestion prefetched
+	// after its last hunk would be one more.
+	agent, err := json.Marshal([]string{"acp-lsp-bridge", "agent", "--model-url", z.srv.URL, "--model", "zeta-2", "--model-server", "openai", "--timeout", "30s", "--verbose", "--no-prefetch"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -401,6 +401,18 @@ func (d *docState) record(ap document.Applied, seq uint64) {
 	d.open = true
 }
 
+// RecentAfter is a document's edit history recent (as a Request has it, for the text text) once
+// the user replaces [start, end) of text by newText, an edit numbered seq: grouped with the
+// growing edit as the agent groups the edits it hears of. An engine that prefetches for the text
+// a suggestion makes (as if it were accepted) gives its model the history the request at that
+// text will have.
+func RecentAfter(recent []Edit, text string, start, end int, newText string, seq uint64) []Edit {
+	// The agent's last edit is always the growing one: only the next edit elsewhere closes it.
+	d := &docState{edits: append([]Edit(nil), recent...), open: len(recent) > 0}
+	d.record(document.Applied{Before: encoding.NewMapper(text), Start: start, End: end, Text: newText}, seq)
+	return d.recent(text[:start] + newText + text[end:])
+}
+
 // closeEdit fixes the lines of the growing edit, in text (the text it lives in).
 func (d *docState) closeEdit(text string) {
 	e := &d.edits[len(d.edits)-1]

@@ -62,6 +62,8 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fimChunks := fs.Int("fim-chunks", 16, "for --model-format fim: how many `chunks` of the files you worked in (around recent edits, the places you visited, files saved) the prompt carries at most, as llama.vim's ring; 0: none")
 	fimSampling := fs.String("fim-sampling", "llama.vim", "for --model-format fim at llama-server's /infill: `how` the answer is sampled: llama.vim (its top_k 40 and top_p 0.9, then the server's infill sampler) or server (the server's own settings: its --temp, --top-k, --samplers, --seed)")
 	noStream := fs.Bool("no-stream", false, "ask every answer whole: by default Zeta 2's and Sweep's answers are streamed and the first change is shown as soon as the model has written it, the rest kept as the next suggestion")
+	noPrefetch := fs.Bool("no-prefetch", false, "do not prefetch the next suggestion: by default, once a suggestion is answered and no other request to the model is in flight for the document, the model is asked for the next suggestion as if that one had been accepted, and accepting it shows the next one at once (one such request per document at most, cancelled by any other change); not for a hosted service, unless --prefetch-billed")
+	prefetchBilled := fs.Bool("prefetch-billed", false, "prefetch at the accept a service that bills each request too (--model-format mercury, sweep-api or codestral, fim at a hosted service): each prefetch is billed, whether you accept the suggestion or not; off by default")
 	sweepTracking := fs.Bool("sweep-tracking", false, "for --model-format sweep-api: tell Sweep which of its suggestions you accepted or dismissed, as its own clients do: each suggestion's id, the lines it added and removed and how long it was shown (no code), sent with your key to https://backend.app.sweep.dev/backend/track_autocomplete_metrics (for another --model-url, to that path on it); off by default")
 	fimChunkLines := fs.Int("fim-chunk-lines", 64, "for --model-format fim: the `lines` of each chunk")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
@@ -122,7 +124,8 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 2
 	default:
 		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens, NoGate: *noGate,
-			FIMTokens: *fimTokens, FIMChunks: *fimChunks, FIMChunkLines: *fimChunkLines, FIMSampling: *fimSampling, SweepTracking: *sweepTracking, NoStream: *noStream}
+			FIMTokens: *fimTokens, FIMChunks: *fimChunks, FIMChunkLines: *fimChunkLines, FIMSampling: *fimSampling, SweepTracking: *sweepTracking, NoStream: *noStream,
+			Prefetch: !*noPrefetch, PrefetchBilled: *prefetchBilled}
 		if *keyEnv != "" {
 			cfg.APIKey, cfg.APIKeyEnv = os.Getenv(*keyEnv), *keyEnv
 			if cfg.APIKey == "" {

@@ -243,7 +243,9 @@ func (o evalOptions) agentArgs() []string {
 	if o.noGate {
 		args = append(args, "--no-gate")
 	}
-	return args
+	// One suggestion is scored per scenario, and the agent closed: the next one, prefetched as
+	// if it were accepted, would be a request to the model for nothing.
+	return append(args, "--no-prefetch")
 }
 
 // runEval is the eval subcommand.

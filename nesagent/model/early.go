@@ -85,11 +85,14 @@ func (r *earlyReader) apply(hk streamHunk) string {
 // first). The stream goes on after the early answer: the rest of the answer is kept as the next
 // suggestion, offered without asking the model again once the early one is accepted
 // (follows.take); the stream is closed when the document changes otherwise (DocumentChanged), or
-// the next request for it does not find it accepted.
-func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in *input, c *call, st Streamer) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+// the next request for it does not find it accepted. ahead is engine.ask's.
+func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in *input, c *call, st Streamer, ahead bool) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
 	// The generation outlives the request: it is ended by the next one for the document, by a
 	// change, or by the request itself while nothing was answered.
-	gctx, end := e.gens.start(context.WithoutCancel(ctx), req.URI)
+	gctx, end, ok := e.gens.start(context.WithoutCancel(ctx), req.URI, ahead)
+	if !ok {
+		return nil, nil, errBusy
+	}
 	if err := gctx.Err(); err != nil {
 		end()
 		return nil, nil, err
@@ -129,6 +132,7 @@ func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in 
 		final <- result{s: s, quiet: q, bytes: len(answer.Text)}
 	}()
 	whole := func(r result) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+		end() // the answer is whole: the model is idle
 		if r.err != nil {
 			return nil, nil, r.err
 		}
@@ -147,10 +151,11 @@ func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in 
 			return whole(r)
 		default:
 		}
-		f := e.follows.begin(req.URI, applyEdits(req.Text, s.Edits), end)
+		f := e.follows.begin(req.URI, req.Text, applyEdits(req.Text, s.Edits), end)
 		go func() {
 			r := <-final
-			f.finish(req.Text, r.s, r.quiet == nil && r.err == nil)
+			end()
+			e.follows.finish(f, req.Text, r.s, r.quiet == nil && r.err == nil)
 		}()
 		e.cfg.Log.Debug("model: answered with the first change while the model writes the rest", "uri", req.URI, "format", e.format.Name())
 		return []nesagent.Suggestion{s}, nil, nil
@@ -169,19 +174,26 @@ type follows struct {
 // follow is the rest of an answer after its first change was shown.
 type follow struct {
 	uri    string
+	base   string // the document the answer is for
 	expect string // the document once the early suggestion is accepted
 	stop   func() // closes the stream
 	done   chan struct{}
 	next   *nesagent.Suggestion // the rest of the answer, from expect; nil for none
+	// ended says the answer has ended (next is known); lost, that the document changed to
+	// another text than base and expect, or a newer answer replaced this one; then runs once the
+	// answer has ended with nothing more (follows.after). All three under follows.mu.
+	ended, lost bool
+	then        func(lost func() bool)
 }
 
-func (fs *follows) begin(uri, expect string, stop func()) *follow {
-	f := &follow{uri: uri, expect: expect, stop: stop, done: make(chan struct{})}
+func (fs *follows) begin(uri, base, expect string, stop func()) *follow {
+	f := &follow{uri: uri, base: base, expect: expect, stop: stop, done: make(chan struct{})}
 	fs.mu.Lock()
 	if fs.byURI == nil {
 		fs.byURI = map[string]*follow{}
 	}
 	if old := fs.byURI[uri]; old != nil {
+		old.lost = true // superseded: the newer answer's suggestion is the one to follow
 		old.stop()
 	}
 	fs.byURI[uri] = f
@@ -189,40 +201,78 @@ func (fs *follows) begin(uri, expect string, stop func()) *follow {
 	return f
 }
 
-// finish keeps what the whole answer changes beyond the early suggestion, as a suggestion of the
-// document as it reads once that is accepted.
-func (f *follow) finish(original string, whole nesagent.Suggestion, ok bool) {
+// finish keeps what the whole answer changes beyond the early suggestion (ok: the whole answer
+// is a suggestion), as a suggestion of the document as it reads once that is accepted. With
+// nothing more to offer, what waits for the end (then) runs before the request at expect is let
+// through.
+func (fs *follows) finish(f *follow, original string, whole nesagent.Suggestion, ok bool) {
 	defer close(f.done)
-	if !ok {
-		return
+	var next *nesagent.Suggestion
+	if full := applyEdits(original, whole.Edits); ok && full != f.expect {
+		p := commonPrefix(f.expect, full)
+		p = strings.LastIndexByte(f.expect[:p], '\n') + 1
+		s := commonSuffix(f.expect[p:], full[p:])
+		if edits := regionEdits(f.expect[p:len(f.expect)-s], full[p:len(full)-s], p); len(edits) > 0 {
+			next = &nesagent.Suggestion{Edits: edits, Cursor: whole.Cursor}
+		}
 	}
-	full := applyEdits(original, whole.Edits)
-	if full == f.expect {
-		return
+	fs.mu.Lock()
+	f.next, f.ended = next, true
+	then := f.then
+	fs.mu.Unlock()
+	if then != nil && next == nil {
+		then(func() bool { return fs.lostFor(f) })
 	}
-	p := commonPrefix(f.expect, full)
-	p = strings.LastIndexByte(f.expect[:p], '\n') + 1
-	s := commonSuffix(f.expect[p:], full[p:])
-	edits := regionEdits(f.expect[p:len(f.expect)-s], full[p:len(full)-s], p)
-	if len(edits) == 0 {
-		return
+}
+
+// after arranges for then to run once the answer of uri's follow expecting expect has ended with
+// nothing more to offer (given follows.lostFor of it), and says whether there is such a follow
+// whose answer is not known to have ended so (false: nothing was arranged).
+func (fs *follows) after(uri, expect string, then func(lost func() bool)) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f := fs.byURI[uri]
+	switch {
+	case f == nil || f.expect != expect:
+		return false
+	case !f.ended:
+		f.then = then
+		return true
 	}
-	f.next = &nesagent.Suggestion{Edits: edits, Cursor: whole.Cursor}
+	return f.next != nil
+}
+
+// lostFor reports whether the follow is lost: the document changed to another text than its
+// own, or a newer answer replaced it.
+func (fs *follows) lostFor(f *follow) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return f.lost
 }
 
 // take answers a request with the rest of an answer when the document reads as it does once the
 // early suggestion was accepted, waiting for the stream to end (or the request); any other text
-// closes the stream.
+// but the answer's own closes the stream.
 func (fs *follows) take(ctx context.Context, req nesagent.Request) (*nesagent.Suggestion, bool) {
 	fs.mu.Lock()
 	f := fs.byURI[req.URI]
-	delete(fs.byURI, req.URI)
-	fs.mu.Unlock()
-	if f == nil {
+	switch {
+	case f == nil:
+	case req.Text == f.expect:
+		delete(fs.byURI, req.URI)
+	case req.Text == f.base:
+		// A request at the text the answer is for (one prefetched, still at the text before its
+		// accept): the stream goes on, unless that request asks the model again.
+		f = nil
+	default:
+		f.lost = true
+		delete(fs.byURI, req.URI)
+		fs.mu.Unlock()
+		f.stop()
 		return nil, false
 	}
-	if req.Text != f.expect {
-		f.stop()
+	fs.mu.Unlock()
+	if f == nil {
 		return nil, false
 	}
 	select {
@@ -239,15 +289,20 @@ func (fs *follows) take(ctx context.Context, req nesagent.Request) (*nesagent.Su
 func (fs *follows) changed(uri, text string) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if f := fs.byURI[uri]; f != nil && text != f.expect {
+	if f := fs.byURI[uri]; f != nil && text != f.expect && text != f.base {
+		f.lost = true
 		f.stop()
 		delete(fs.byURI, uri)
 	}
 }
 
 // DocumentChanged is told each change of a document (nesagent.Watcher): a stream going on for it
-// is closed unless the change was the early suggestion accepted.
-func (e *engine) DocumentChanged(uri, text string) { e.follows.changed(uri, text) }
+// is closed, and what was prefetched for it dropped, unless the change was the suggestion
+// accepted.
+func (e *engine) DocumentChanged(uri, text string) {
+	e.follows.changed(uri, text)
+	e.ahead.changed(uri, text)
+}
 
 // applyEdits is text with non-overlapping edits made.
 func applyEdits(text string, edits []nesagent.TextEdit) string {

@@ -23,16 +23,36 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 }
 
 // SuggestWithReason is Suggest, and when the model answered but nothing is shown, why
-// (nesagent.Quiet: the rule, and the reason in a line).
+// (nesagent.Quiet: the rule, and the reason in a line). A request at the text the last suggestion
+// makes is answered without asking the model again when the rest of the same answer is kept
+// (follows) or the next suggestion was prefetched (prefetches); after answering, the next one is
+// prefetched.
 func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
-	name := relName
-	if e.cfg.AbsolutePaths {
-		name = absName
-	}
 	if s, ok := e.follows.take(ctx, req); ok {
 		// The early suggestion was accepted: the rest of the same answer, without asking.
 		e.cfg.Log.Debug("model: the rest of the answer after the change accepted", "uri", req.URI)
-		return []nesagent.Suggestion{*s}, nil, nil
+		sugs := []nesagent.Suggestion{*s}
+		e.askAhead(ctx, req, sugs)
+		return sugs, nil, nil
+	}
+	sugs, quiet, err, ok := e.ahead.take(ctx, req)
+	if ok {
+		e.cfg.Log.Debug("model: the prefetched suggestion, at the accept", "uri", req.URI)
+	} else {
+		sugs, quiet, err = e.ask(ctx, req, false)
+	}
+	if err == nil {
+		e.askAhead(ctx, req, sugs)
+	}
+	return sugs, quiet, err
+}
+
+// ask asks the model for a suggestion at req. ahead says it is prefetched (prefetch.go): it then
+// gives way to any request in flight for the document (errBusy).
+func (e *engine) ask(ctx context.Context, req nesagent.Request, ahead bool) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+	name := relName
+	if e.cfg.AbsolutePaths {
+		name = absName
 	}
 	in := prepareNamed(req, name)
 	in.words = &e.words
@@ -48,10 +68,13 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 	}
 	c.URI = req.URI
 	if st, ok := e.c.(Streamer); ok && c.lines != nil && !e.cfg.NoStream {
-		return e.suggestStreaming(ctx, req, in, c, st)
+		return e.suggestStreaming(ctx, req, in, c, st, ahead)
 	}
-	gctx, end := e.gens.start(ctx, req.URI)
+	gctx, end, ok := e.gens.start(ctx, req.URI, ahead)
 	defer end()
+	if !ok {
+		return nil, nil, errBusy
+	}
 	if err := gctx.Err(); err != nil {
 		return nil, nil, err // superseded while the one before it was ending
 	}
@@ -391,8 +414,9 @@ type generation struct {
 
 // start registers a generation for uri, after cancelling the one in flight for it and waiting
 // until that one has ended (its request aborted, its connection closed). end, which may be called
-// more than once, unregisters it.
-func (g *generations) start(ctx context.Context, uri string) (_ context.Context, end func()) {
+// more than once, unregisters it. With idle (a prefetch), it registers nothing when a
+// generation is in flight for uri, and says so (ok false).
+func (g *generations) start(ctx context.Context, uri string, idle bool) (_ context.Context, end func(), ok bool) {
 	cctx, cancel := context.WithCancel(ctx)
 	me := &generation{cancel: cancel, done: make(chan struct{})}
 	g.mu.Lock()
@@ -400,6 +424,11 @@ func (g *generations) start(ctx context.Context, uri string) (_ context.Context,
 		g.byURI = map[string]*generation{}
 	}
 	prev := g.byURI[uri]
+	if idle && prev != nil {
+		g.mu.Unlock()
+		cancel()
+		return cctx, func() {}, false
+	}
 	g.byURI[uri] = me
 	g.mu.Unlock()
 	if prev != nil {
@@ -417,7 +446,7 @@ func (g *generations) start(ctx context.Context, uri string) (_ context.Context,
 			g.mu.Unlock()
 			close(me.done)
 		})
-	}
+	}, true
 }
 
 // unfitPrefix starts the reasons of unfitText (RuleUnfitText: a server or model that is broken,

@@ -110,6 +110,14 @@ type Config struct {
 	// NoStream asks every answer whole, as before streaming: no early answer (the
 	// formats that rewrite a region line by line stream theirs by default).
 	NoStream bool
+	// Prefetch turns on prefetching at the accept (prefetch.go): after each suggestion, the model
+	// is asked for the next one as if it had been accepted, for the accept to show it at once
+	// (the agent command turns it on unless --no-prefetch).
+	Prefetch bool
+	// PrefetchBilled lets Prefetch ask a service that bills each request too (a hosted format,
+	// FIM at a hosted service, a coding agent asked through prompts): off by default, since the
+	// prefetch is billed whether or not the suggestion is accepted.
+	PrefetchBilled bool
 	// SweepTracking tells Sweep's service which of its suggestions were accepted or dismissed
 	// (sweep-api only; off by default): see sweepTracker.
 	SweepTracking bool
@@ -241,6 +249,7 @@ type engine struct {
 	words     wordIndexes
 	ring      fimRing
 	follows   follows       // the answers still streaming after their first change was shown
+	ahead     prefetches    // the next suggestions prefetched, as if the last were accepted
 	track     *sweepTracker // Sweep's metrics, when turned on
 	gens      generations
 	cfg       Config
