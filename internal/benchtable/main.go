@@ -52,6 +52,9 @@ var budgets = []budget{
 	// limit is the time to stream through the hunk and its two confirming lines.
 	{"10. Early answer: request to suggestion / the limit", "BenchmarkEarlyAnswer", "early/limit", 1.25, false},
 	{"10. Next at the accept: accept to the next suggestion (ms)", "BenchmarkEarlyAnswer", "accept-to-next-ms", 30, false},
+	// A format that does not stream (chat): the next suggestion prefetched as if the first
+	// were accepted, answered while the user read the first.
+	{"10. Next at the accept, prefetched: accept to the next suggestion (ms)", "BenchmarkNextAtTheAcceptPrefetched", "prefetched-accept-to-next-ms", 30, false},
 }
 
 // benchLine matches a result line: name, -GOMAXPROCS suffix, iterations, then value/unit pairs.

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -127,16 +128,77 @@ func BenchmarkEarlyAnswer(b *testing.B) {
 			next = append(next, time.Since(t0))
 		}
 	}
-	med := func(d []time.Duration) time.Duration {
-		s := append([]time.Duration(nil), d...)
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-		return s[len(s)/2]
-	}
 	b.ReportMetric(float64(med(early))/float64(limit), "early/limit")
 	b.ReportMetric(float64(med(early).Microseconds())/1000, "early-ms")
 	b.ReportMetric(float64(limit.Microseconds())/1000, "limit-ms")
 	b.ReportMetric(float64(med(whole).Microseconds())/1000, "whole-ms")
 	b.ReportMetric(float64(med(next).Microseconds())/1000, "accept-to-next-ms")
+}
+
+// med is the median of d.
+func med(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// prefetchModelTime is how long the benchmark's chat model takes to answer.
+const prefetchModelTime = 100 * time.Millisecond
+
+// BenchmarkNextAtTheAcceptPrefetched measures, over earlyRuns suggestions of a format that does
+// not stream (chat), the time from the accept to the next suggestion when that one was
+// prefetched as if the first were accepted (prefetch.go), while the user read the first: the model
+// (prefetchModelTime a request) has answered it by the accept (budget: at most 30 ms). The next
+// suggestion's own request to the model is not made: the figure beside it, the model's time, is
+// what the accept would wait without it.
+func BenchmarkNextAtTheAcceptPrefetched(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_, answer, ok := finishTodo(body)
+		if !ok {
+			http.Error(w, "not a chat request with a region", http.StatusBadRequest)
+			return
+		}
+		select {
+		case <-time.After(prefetchModelTime):
+			chatAnswer(answer)(w, r, body)
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	var next []time.Duration
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < earlyRuns; r++ {
+			eng, err := New(Config{URL: srv.URL, Model: "fake-coder", Format: "chat", Timeout: 30 * time.Second, Prefetch: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := todoRequest(todoDoc)
+			sugs, err := eng.Suggest(context.Background(), req)
+			if err != nil || len(sugs) != 1 {
+				b.Fatalf("%+v %v", sugs, err)
+			}
+			accepted := applyEdits(req.Text, sugs[0].Edits)
+			// The user reads the suggestion: what was prefetched is answered meanwhile.
+			e := eng.(*engine)
+			e.ahead.mu.Lock()
+			p := e.ahead.byURI[req.URI]
+			e.ahead.mu.Unlock()
+			if p == nil {
+				b.Fatal("nothing prefetched")
+			}
+			<-p.done
+			eng.(nesagent.Watcher).DocumentChanged(req.URI, accepted)
+			t0 := time.Now()
+			sugs, err = eng.Suggest(context.Background(), todoRequest(accepted))
+			if err != nil || len(sugs) != 1 {
+				b.Fatalf("the next suggestion: %+v %v", sugs, err)
+			}
+			next = append(next, time.Since(t0))
+		}
+	}
+	b.ReportMetric(float64(med(next).Microseconds())/1000, "prefetched-accept-to-next-ms")
+	b.ReportMetric(float64(prefetchModelTime.Microseconds())/1000, "model-ms")
 }
 
 // zeta2Region is the region Zeta 2 rewrites for the benchmark's request.
