@@ -47,6 +47,9 @@ type httpCompleter struct {
 	fixed     bool
 	kindTries int  // checks of the kind that got no answer
 	warned    bool // told that --model-server openai names an Ollama
+	// timed: an answer carried llama-server's timings, which only llama-server adds: the server
+	// is llama-server whatever --model-server said, and takes cache_prompt.
+	timed bool
 }
 
 // serverKind is what serves the model.
@@ -296,12 +299,42 @@ func (h *httpCompleter) CompleteStream(ctx context.Context, p Prompt, onText fun
 		return Answer{}, err
 	}
 	h.pace.answered()
+	if r.timings != nil {
+		h.sawTimings()
+	}
 	attrs := []any{"uri", p.URI, "endpoint", redacted(endpoint), "prompt_bytes", len(p.System) + len(p.User) + len(p.Raw) + p.FIM.size() + bodySize(p.Body), "answer_bytes", len(r.text), "took", time.Since(began), "finish_reason", r.finish}
 	if t := r.timings; t != nil {
 		attrs = append(attrs, "prompt_n", t.PromptN, "cache_n", t.CacheN, "predicted_n", t.PredictedN, "prompt_ms", t.PromptMS, "predicted_ms", t.PredictedMS)
 	}
 	h.cfg.Log.Debug("model: answer", attrs...)
 	return Answer{Text: r.text, Cut: r.finish == "length", Timings: r.timings}, nil
+}
+
+// sawTimings records an answer with llama-server's timings: only llama-server's OpenAI layer adds
+// them, so the server is llama-server (its /api/version is no Ollama's, and raw prompts are not
+// asked for its /props), and its prompt cache is asked for from now on (cachePrompt). A kind that
+// --model-server fixed stays as said.
+func (h *httpCompleter) sawTimings() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.timed {
+		return
+	}
+	h.timed = true
+	if !h.fixed && h.kind != kindLlamaServer && h.kind != kindOllama {
+		h.setKindLocked(kindLlamaServer, "its answers carry llama-server's timings")
+	}
+}
+
+// cachePrompt reports whether requests carry llama-server's cache_prompt: only to a server known
+// to be llama-server (--model-server llama-server, its /props, or its timings in an answer), as
+// another server may refuse a field it does not know (vLLM's OpenAI layer can be set to).
+// llama-server then starts its evaluation of a prompt after the longest start it shares with
+// the prompt the slot evaluated last (the formats put what changes least first for that).
+func (h *httpCompleter) cachePrompt() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.kind == kindLlamaServer || h.timed
 }
 
 // ask posts the prompt where its kind goes, and returns what was read of the answer and the endpoint that gave it.
@@ -332,6 +365,7 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(str
 		msgs = append(msgs, chatMessage{Role: "user", Content: p.User})
 		r, err := post(ctx, dctx, chat, chatRequest{
 			Model: h.cfg.Model, Messages: msgs, Temperature: 0, MaxTokens: p.MaxTokens, Stop: p.Stop, Stream: stream,
+			CachePrompt: p.Path == "" && h.cachePrompt(),
 		}, readChat)
 		return r, chat, err
 	}
@@ -355,6 +389,7 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(str
 	}
 	r, err := post(ctx, dctx, h.completions, completionRequest{
 		Model: h.cfg.Model, Prompt: p.Raw, MaxTokens: p.MaxTokens, Temperature: 0, Stop: p.Stop, Stream: stream,
+		CachePrompt: h.cachePrompt(),
 	}, readCompletion)
 	if err != nil || r.fingerprint != ollamaFingerprint {
 		return r, h.completions, err
@@ -393,6 +428,8 @@ type chatRequest struct {
 	MaxTokens   int           `json:"max_tokens"`
 	Stop        []string      `json:"stop,omitempty"`
 	Stream      bool          `json:"stream"`
+	// CachePrompt is llama-server's cache_prompt, sent to it alone (cachePrompt).
+	CachePrompt bool `json:"cache_prompt,omitempty"`
 }
 
 type completionRequest struct {
@@ -402,6 +439,8 @@ type completionRequest struct {
 	Temperature float64  `json:"temperature"`
 	Stop        []string `json:"stop,omitempty"`
 	Stream      bool     `json:"stream"`
+	// CachePrompt is llama-server's cache_prompt, sent to it alone (cachePrompt).
+	CachePrompt bool `json:"cache_prompt,omitempty"`
 }
 
 type generateRequest struct {

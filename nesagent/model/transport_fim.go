@@ -110,6 +110,7 @@ func (h *httpCompleter) askFIM(ctx, dctx context.Context, p Prompt) (parsed, str
 	}
 	r, err := h.post(ctx, dctx, h.completions, completionRequest{
 		Model: h.cfg.Model, Prompt: f.Tokens.raw(f), MaxTokens: p.MaxTokens, Temperature: 0, Stop: p.Stop,
+		CachePrompt: h.cachePrompt(),
 	}, readCompletion)
 	return r, h.completions, err
 }
