@@ -90,3 +90,59 @@ func TestCachePromptOnlyToLlamaServer(t *testing.T) {
 		})
 	}
 }
+
+// TestChatPromptStartStaysWhileTyping: from one request to the next while the user types, the
+// chat prompt keeps its start as far as the text allows (the server's prompt cache reuses it):
+// typing on a line keeps everything before the cursor, and going to the next line everything
+// before the region's old start; the history, whose newest edit grows with each key, comes
+// after the file.
+func TestChatPromptStartStaysWhileTyping(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("package shop\n\n")
+	for i := range 41 { // the first line shown, anchored at line 17, stays while the cursor moves
+		fmt.Fprintf(&b, "func f%d() int { return %d }\n", i, i)
+	}
+	before := b.String()
+	after := "\nfunc g() int { return 0 }\n"
+	other := nesagent.OpenDocument{URI: "file:///w/other.go", LanguageID: "go", Text: "package shop\n\n// Total adds.\nfunc Total() int { return 1 }\n"}
+	e, err := withDefaults(Config{Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// prompt is the user message after the user typed typed at the end of before.
+	prompt := func(typed string) string {
+		text := before + typed + after
+		at := len(before) + len(typed)
+		lineStart := strings.LastIndexByte(text[:len(before)-1], '\n') + 1
+		req := nesagent.Request{URI: "file:///w/main.go", Root: "/w", LanguageID: "go", Text: text, Cursor: at, Open: []nesagent.OpenDocument{other},
+			Recent: []nesagent.Edit{{Start: len(before), New: typed, OldLines: text[lineStart : len(before)-1], NewLines: text[lineStart:at], LineStart: lineStart, Seq: 1}}}
+		c, err := chatFormat{}.Build(prepare(req), limits{cfg: &e.cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.User
+	}
+	common := func(a, b string) int {
+		n := 0
+		for n < len(a) && n < len(b) && a[n] == b[n] {
+			n++
+		}
+		return n
+	}
+	steps := []string{"func h", "func h() int", "func h() int {\n\treturn", "func h() int {\n\treturn f1()", "func h() int {\n\treturn f1()\n}\n\nfunc k"}
+	prev := prompt(steps[0])
+	for i, typed := range steps[1:] {
+		next := prompt(typed)
+		want := strings.Index(prev, markCursor)
+		if strings.Count(typed, "\n") > strings.Count(steps[i], "\n") {
+			want = strings.Index(prev, markStart) // the region moved down with the cursor
+		}
+		if n := common(prev, next); n < want {
+			t.Errorf("after typing %q the prompt keeps %d bytes of its start, want the %d before the cursor or the region:\n%s\n---\n%s", typed, n, want, prev, next)
+		}
+		if strings.Index(next, "<|edit_history|>") < strings.Index(next, "<|/current_file|>") {
+			t.Errorf("the history comes before the file:\n%s", next)
+		}
+		prev = next
+	}
+}

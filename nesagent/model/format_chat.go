@@ -14,7 +14,7 @@ import (
 // DefaultInstructions is the system message unless Config.Instructions replaces it.
 const DefaultInstructions = `You predict the next edit a programmer will make to the file they are editing.
 
-You get excerpts of other files they have open, their recent edits to this file as unified diffs (oldest first), and the file around the cursor. In the file, the editable region lies between ` + markStart + ` and ` + markEnd + `, and the cursor is at ` + markCursor + `.
+You get excerpts of other files they have open, the file around the cursor, and their recent edits to this file as unified diffs (oldest first). In the file, the editable region lies between ` + markStart + ` and ` + markEnd + `, and the cursor is at ` + markCursor + `.
 
 Rewrite the editable region as it will read after the programmer's next edit. Continue what the recent edits started: finish the code being typed, make the same change at the other places that need it (a renamed name, a new parameter, a changed type), fix what the last edit broke. Change only what that edit needs and copy everything else in the region exactly, with the same indentation and line breaks. Never change text outside the region. When no edit is called for, return the region unchanged.
 
@@ -32,10 +32,24 @@ const maxLineBytes = 400
 
 // chatFormat is the bridge's own prompt for instruction-following chat models (the format of any
 // model that is not a next-edit model): instructions in the system message; in the user message
-// excerpts of the other open files, the problems the editor shows, the recent edits as a unified
-// diff and the file around the cursor with the editable region between Zeta 1's marker names; the
+// excerpts of the other open files, the file around the cursor with the editable region between
+// Zeta 1's marker names, the problems the editor shows and the recent edits as a unified diff; the
 // answer is the rewritten region between the same markers.
+//
+// The order is the format's own, and is chosen for the server's prompt cache (llama-server's
+// cache_prompt, any server's prefix caching): what changes least comes first, so that a request
+// shares the longest start with the one before it and only the rest is evaluated anew. The
+// instructions never change; the other files' excerpts change when the user works elsewhere; the
+// file's lines above the region start at a line anchored to a multiple of contextAnchor, and the
+// header names no line that moves with the cursor, so they stay the same while the user types
+// around one place; the region changes at the cursor, and after it come the problems and the
+// history, whose newest edit grows with every key typed.
 type chatFormat struct{}
+
+// contextAnchor is the multiple of lines at which the context shown above the region starts,
+// within the bounds (ContextLines, ContextBytes): the start moves once in that many lines the
+// cursor moves, not with every line.
+const contextAnchor = 8
 
 func (chatFormat) Name() string { return "chat" }
 
@@ -136,19 +150,17 @@ func buildChat(cfg *Config, in *input) (p prompt, ok bool) {
 		u.WriteString("Other open files (excerpts):\n\n")
 		u.WriteString(ex)
 	}
-	if d := diagnostics(req, first+a, first+b); d != "" {
-		fmt.Fprintf(&u, "Problems the editor shows in %s:\n%s\n", name, d)
-	}
-	if h := history(cfg, req, name); h != "" {
-		fmt.Fprintf(&u, "Recent edits to %s, oldest first:\n\n<|edit_history|>\n%s<|/edit_history|>\n\n", name, h)
-	}
-	// The lines around the region, nearest first, within the bounds.
+	// The lines around the region, nearest first, within the bounds; the first of those above
+	// anchored (contextAnchor) unless that leaves out more than half of them.
 	ca := a
 	for n := 0; ca > 0 && a-ca < cfg.ContextLines; ca-- {
 		n += min(lines[ca-1].next-lines[ca-1].start, maxLineBytes)
 		if n > cfg.ContextBytes {
 			break
 		}
+	}
+	if anchored := ca + (contextAnchor-(first+ca)%contextAnchor)%contextAnchor; 2*(a-anchored) >= a-ca {
+		ca = anchored
 	}
 	cb := b
 	for n := 0; cb < len(lines)-1 && cb-b < cfg.ContextLines && lines[cb+1].start < len(text); cb++ {
@@ -161,15 +173,9 @@ func buildChat(cfg *Config, in *input) (p prompt, ok bool) {
 	if req.LanguageID != "" {
 		lang = " (" + req.LanguageID + ")"
 	}
-	last := b // the region's last line, for the header: the empty line after a final line break only holds the cursor
-	if last > a && last != cl && lines[last].start == len(text) {
-		last--
-	}
-	shownEnd := last + 1
-	if cb > b {
-		shownEnd = cb + 1
-	}
-	fmt.Fprintf(&u, "The file %s%s, lines %d-%d, with the editable region (lines %d-%d) marked:\n\n<|current_file|>\n", name, lang, first+ca+1, first+shownEnd, first+a+1, first+last+1)
+	// The header names the first line shown, which moves seldom, and none that moves with the
+	// cursor: the region is marked in the text.
+	fmt.Fprintf(&u, "The file %s%s from line %d, with the editable region marked:\n\n<|current_file|>\n", name, lang, first+ca+1)
 	for i := ca; i < a; i++ {
 		u.WriteString(clip(text[lines[i].start:lines[i].end]) + "\n")
 	}
@@ -177,7 +183,14 @@ func buildChat(cfg *Config, in *input) (p prompt, ok bool) {
 	for i := b + 1; i <= cb; i++ {
 		u.WriteString(clip(text[lines[i].start:lines[i].end]) + "\n")
 	}
-	u.WriteString("<|/current_file|>\n\n" + closing + "\n")
+	u.WriteString("<|/current_file|>\n\n")
+	if d := diagnostics(req, first+a, first+b); d != "" {
+		fmt.Fprintf(&u, "Problems the editor shows in %s:\n%s\n", name, d)
+	}
+	if h := history(cfg, req, name); h != "" {
+		fmt.Fprintf(&u, "Recent edits to %s, oldest first:\n\n<|edit_history|>\n%s<|/edit_history|>\n\n", name, h)
+	}
+	u.WriteString(closing + "\n")
 	p.system, p.user = cfg.Instructions, u.String()
 	return p, true
 }

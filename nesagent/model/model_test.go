@@ -196,7 +196,7 @@ func TestPromptAndRequest(t *testing.T) {
 		markStart + "\n\tx := add(1, 2)\n\ty := add(3" + markCursor + ")\n\tfmt.Println(x, y)\n" + markEnd + "\n",
 		// three lines of context above and below it
 		// files named relative to the workspace: never the user's home
-		"The file cmd/main.go (go), lines 7-13, with the editable region (lines 10-12) marked:\n\n<|current_file|>\n}\n\nfunc main() {\n" + markStart,
+		"The file cmd/main.go (go) from line 7, with the editable region marked:\n\n<|current_file|>\n}\n\nfunc main() {\n" + markStart,
 		markEnd + "\n}\n<|/current_file|>\n",
 		// the history, oldest first, with the lines where the edits are now
 		"<|edit_history|>\n--- cmd/main.go\n+++ cmd/main.go\n@@ -5,1 +5,1 @@\n-func add(a int) int {\n+func add(a, b int) int {\n@@ -10,1 +10,1 @@\n-\tx := add(1)\n+\tx := add(1, 2)\n<|/edit_history|>",
@@ -215,8 +215,10 @@ func TestPromptAndRequest(t *testing.T) {
 			t.Errorf("the user message has %q", no)
 		}
 	}
-	if strings.Index(user, "<|excerpt|>") > strings.Index(user, "<|edit_history|>") || strings.Index(user, "<|edit_history|>") > strings.Index(user, "<|current_file|>") {
-		t.Error("want the excerpts, then the history, then the file")
+	// What changes least first, for the server's prompt cache: the history's newest edit grows
+	// with each key typed.
+	if strings.Index(user, "<|excerpt|>") > strings.Index(user, "<|current_file|>") || strings.Index(user, "<|current_file|>") > strings.Index(user, "<|edit_history|>") {
+		t.Error("want the excerpts, then the file, then the history")
 	}
 
 	// No key, no Authorization; limits turned off leave the region alone.
@@ -230,7 +232,7 @@ func TestPromptAndRequest(t *testing.T) {
 		t.Errorf("auth %q max_tokens %d, user message:\n%s", s.Auth, s.Body.MaxTokens, user)
 	}
 	// 4 lines above the cursor's, 8 below (up to the end), no context.
-	if !strings.Contains(user, "lines 7-13, with the editable region (lines 7-13) marked:\n\n<|current_file|>\n"+markStart+"\n}\n\nfunc main() {\n") || !strings.Contains(user, "\n}\n"+markEnd+"\n<|/current_file|>") {
+	if !strings.Contains(user, "from line 7, with the editable region marked:\n\n<|current_file|>\n"+markStart+"\n}\n\nfunc main() {\n") || !strings.Contains(user, "\n}\n"+markEnd+"\n<|/current_file|>") {
 		t.Errorf("user message without context:\n%s", user)
 	}
 }
@@ -491,7 +493,7 @@ func TestRegionBounds(t *testing.T) {
 		t.Errorf("region %q, want lines 19-23", region)
 	}
 	user := srv.last(t).Body.Messages[1].Content
-	if !strings.Contains(user, "lines 18-24, with the editable region (lines 19-23)") {
+	if !strings.Contains(user, "from line 18, with the editable region marked:\n\n<|current_file|>\n"+text[17*11:18*11]+markStart+"\n") || !strings.Contains(user, markEnd+"\n"+text[23*11:24*11]+"<|/current_file|>") {
 		t.Errorf("context: want one line each side (15 bytes):\n%s", user)
 	}
 	// A cursor line longer than the bound: no request, no suggestion.
