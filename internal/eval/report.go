@@ -56,6 +56,12 @@ type Totals struct {
 	// KeptBackWanted those where an edit was.
 	KeptBack                      map[string]int
 	KeptBackRight, KeptBackWanted int
+	// Prompt sums the server's timings over the Timed results that have them: the prompt
+	// tokens evaluated anew and those taken from its cache; NewShare is the median over those
+	// results of the share evaluated anew.
+	Prompt   Timings
+	Timed    int
+	NewShare float64
 }
 
 func (r *Report) evaluated() int {
@@ -88,6 +94,7 @@ func (r *Report) summarize() {
 func Summarize(results []*Result) Totals {
 	var t Totals
 	var lat []time.Duration
+	var timed []Timings
 	sum := 0.0
 	for _, r := range results {
 		t.Scenarios++
@@ -115,6 +122,11 @@ func Summarize(results []*Result) Totals {
 			sum += r.ChrF
 			t.ChrFCount++
 		}
+		if r.Timings != nil {
+			timed = append(timed, *r.Timings)
+			t.Prompt.PromptN += r.Timings.PromptN
+			t.Prompt.CacheN += r.Timings.CacheN
+		}
 		if r.KeptBack != "" {
 			if t.KeptBack == nil {
 				t.KeptBack = map[string]int{}
@@ -132,6 +144,7 @@ func Summarize(results []*Result) Totals {
 	}
 	t.LatencyCount = len(lat)
 	t.P50, t.P90 = Percentile(lat, 50), Percentile(lat, 90)
+	t.Timed, t.NewShare = len(timed), MedianShare(timed)
 	return t
 }
 
@@ -290,6 +303,10 @@ func (r *Report) Human() string {
 	} else {
 		fmt.Fprintf(w, "nes/suggest latency\t-\n")
 	}
+	if t.Timed > 0 {
+		fmt.Fprintf(w, "prompt cache\t%d of %d prompt tokens evaluated anew, median share %.2f\tthe server's timings (llama-server's prompt_n and cache_n) over %d scenarios\n",
+			t.Prompt.PromptN, t.Prompt.PromptN+t.Prompt.CacheN, t.NewShare, t.Timed)
+	}
 	w.Flush()
 	if g := r.WithoutGate; g != nil {
 		b.WriteString("\n")
@@ -341,6 +358,10 @@ type jsonResult struct {
 	Dropped       []string `json:"dropped,omitempty"`
 	// KeptBack is the rule and the reason by which the agent kept its answer back.
 	KeptBack *jsonKeptBack `json:"keptBack,omitempty"`
+	// PromptN and CacheN are the server's timings: the prompt tokens evaluated anew and those
+	// taken from its cache, when the agent logged them.
+	PromptN *int `json:"promptN,omitempty"`
+	CacheN  *int `json:"cacheN,omitempty"`
 }
 
 type jsonKeptBack struct {
@@ -366,6 +387,11 @@ type jsonTotals struct {
 	KeptBack       map[string]int `json:"keptBack"`
 	KeptBackRight  int            `json:"keptBackWhereNone"`
 	KeptBackWanted int            `json:"keptBackWhereExpected"`
+	// The server's timings summed, and the median share of a prompt evaluated anew, over the
+	// results that have them; absent when none has.
+	PromptTokens   *int     `json:"promptTokens,omitempty"`
+	CachedTokens   *int     `json:"cachedTokens,omitempty"`
+	NewShareMedian *float64 `json:"newShareMedian,omitempty"`
 }
 
 func round1(f float64) *float64 {
@@ -393,6 +419,10 @@ func toJSONTotals(t Totals) jsonTotals {
 	if t.LatencyCount > 0 {
 		j.P50, j.P90 = ms(t.P50), ms(t.P90)
 	}
+	if t.Timed > 0 {
+		p, c, share := t.Prompt.PromptN, t.Prompt.CacheN, math.Round(t.NewShare*1000)/1000
+		j.PromptTokens, j.CachedTokens, j.NewShareMedian = &p, &c, &share
+	}
 	return j
 }
 
@@ -416,6 +446,10 @@ func (r *Report) JSON() []byte {
 			ExpectChange: s.WantChange, Shown: res.Shown, Exact: res.Exact, Dropped: res.Dropped}
 		if res.KeptBack != "" {
 			jr.KeptBack = &jsonKeptBack{Rule: res.KeptBack, Why: res.KeptBackWhy}
+		}
+		if tm := res.Timings; tm != nil {
+			p, c := tm.PromptN, tm.CacheN
+			jr.PromptN, jr.CacheN = &p, &c
 		}
 		if !res.Evaluated() {
 			e := res.Err

@@ -66,6 +66,10 @@ type Result struct {
 	// KeptBack is the rule by which the agent kept its model's answer back, and KeptBackWhy its
 	// reason (the answer's _meta "acp-lsp-bridge/quiet"); "" when it said none.
 	KeptBack, KeptBackWhy string
+	// Timings are the prompt tokens the model's server evaluated and took from its cache for the
+	// scenario's answers, summed (llama-server's timings, which the model agent logs at
+	// --verbose: eval --verbose); nil when the agent logged none.
+	Timings *Timings
 }
 
 // Evaluated tells that the scenario ran to its score.
@@ -166,11 +170,16 @@ type runner struct {
 	root string
 }
 
-// stderrTail keeps the agent's last stderr lines, to say why it failed.
+// stderrTail keeps the agent's last stderr lines, to say why it failed, and the server's timings
+// of its model's answers that it logged.
 type stderrTail struct {
 	mu    sync.Mutex
 	lines []string
 	out   io.Writer
+	// timings are those of each answer the agent logged; debug tells that it logs at debug
+	// level (its --verbose), where those lines are.
+	timings []Timings
+	debug   bool
 }
 
 func (t *stderrTail) event(e acpside.Event) {
@@ -182,6 +191,12 @@ func (t *stderrTail) event(e acpside.Event) {
 	if t.out != nil {
 		fmt.Fprintf(t.out, "agent: %s\n", e.Line)
 	}
+	if tm, ok := TimingsFromLog(e.Line); ok {
+		t.timings = append(t.timings, tm)
+	}
+	if strings.Contains(e.Line, "level=DEBUG") {
+		t.debug = true
+	}
 	if strings.TrimSpace(e.Line) == "" {
 		return
 	}
@@ -189,6 +204,39 @@ func (t *stderrTail) event(e acpside.Event) {
 	if len(t.lines) > 3 {
 		t.lines = t.lines[1:]
 	}
+}
+
+// answerTimings are the timings of the answers logged after the first n, summed; nil for none.
+// The line of an answer can come after the agent answered nes/suggest (its stderr is read apart
+// from its stdout, and a streamed answer can be shown before it ends): an agent run verbose (its
+// stderr copied, as eval --verbose runs it with --verbose, or seen logging at debug level) is
+// waited for up to wait.
+func (t *stderrTail) answerTimings(n int, wait time.Duration) *Timings {
+	deadline := time.Now().Add(wait)
+	for {
+		t.mu.Lock()
+		got, debug := t.timings[min(n, len(t.timings)):], t.debug || t.out != nil
+		t.mu.Unlock()
+		if len(got) > 0 {
+			var sum Timings
+			for _, tm := range got {
+				sum.PromptN += tm.PromptN
+				sum.CacheN += tm.CacheN
+			}
+			return &sum
+		}
+		if !debug || time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// logged is how many answers' timings the agent logged so far.
+func (t *stderrTail) logged() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.timings)
 }
 
 func (t *stderrTail) String() string {
@@ -282,8 +330,12 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 	sctx, scancel := context.WithTimeout(ctx, r.cfg.SuggestTimeout)
 	defer scancel()
 	t0 := time.Now()
+	logged := tail.logged()
 	sugs, note, err := agent.SuggestWithNote(sctx, req)
 	res.Latency = time.Since(t0)
+	if err == nil {
+		res.Timings = tail.answerTimings(logged, time.Second)
+	}
 	if note != nil && note.Rule != model.RuleNoChange {
 		// An answer the agent had and did not show; one that changes nothing is no answer.
 		res.KeptBack, res.KeptBackWhy = nesagent.CleanText(note.Rule, 40), nesagent.CleanText(note.Why, 300)
