@@ -48,7 +48,7 @@ func logTail(s string) string {
 
 // startLlamaServer runs the llama-server that `llama-server.sh env` names in LLAMA_SERVER (a
 // command) with the model in LLAMA_MODEL; .ci/run sets both.
-func startLlamaServer(t *testing.T, extra ...string) *llamaServer {
+func startLlamaServer(t testing.TB, extra ...string) *llamaServer {
 	t.Helper()
 	skipIfShort(t, "a real llama-server")
 	command, model := strings.Fields(os.Getenv("LLAMA_SERVER")), os.Getenv("LLAMA_MODEL")

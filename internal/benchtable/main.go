@@ -5,7 +5,8 @@
 // Every figure is a ratio against a baseline measured in the same run, or a quantity the budget
 // names (microseconds added, megabytes resident), never a time compared with a fixed number from
 // another machine. It exits with status 1 when a budget's benchmark did not run, and 0 otherwise:
-// a figure over its limit is reported, since one run on a shared machine is noisy.
+// a figure over its limit is reported, since one run on a shared machine is noisy. A few figures
+// are shown after the budgets without a limit of their own ("reported").
 package main
 
 import (
@@ -55,6 +56,27 @@ var budgets = []budget{
 	// A format that does not stream (chat): the next suggestion prefetched as if the first
 	// were accepted, answered while the user read the first.
 	{"10. Next at the accept, prefetched: accept to the next suggestion (ms)", "BenchmarkNextAtTheAcceptPrefetched", "prefetched-accept-to-next-ms", 30, false},
+	// The real llama-server, 40 edits in one file with two other files open: the median share of
+	// a prompt's tokens the server evaluates anew (the rest it takes from its cache). The next-edit
+	// models' prompts are laid out as they were trained: reported, and explained in
+	// docs/model-agent.md ("The server's prompt cache").
+	{"11. Prompt cache, fim: share of a prompt evaluated anew", "BenchmarkPromptCache", "fim-new-share", 0.35, false},
+	{"11. Prompt cache, chat: share of a prompt evaluated anew", "BenchmarkPromptCache", "chat-new-share", 0.35, false},
+}
+
+// figure is a row shown after the budgets, without a limit of its own: metric unit of benchmark
+// name.
+type figure struct{ what, benchmark, unit string }
+
+// reported are the figures shown beside the budgets: the prompt cache of the next-edit models'
+// formats, laid out as their models were trained, which the bridge cannot order for the cache.
+var reported = []figure{
+	{"11. Prompt cache, zeta1: share evaluated anew", "BenchmarkPromptCache", "zeta1-new-share"},
+	{"11. Prompt cache, zeta2: share evaluated anew", "BenchmarkPromptCache", "zeta2-new-share"},
+	{"11. Prompt cache, zeta2.1: share evaluated anew", "BenchmarkPromptCache", "zeta21-new-share"},
+	{"11. Prompt cache, sweep (1.5B): share evaluated anew", "BenchmarkPromptCache", "sweep-new-share"},
+	{"11. Prompt cache, sweep (v2 7B): share evaluated anew", "BenchmarkPromptCache", "sweep7b-new-share"},
+	{"11. Prompt cache, instinct: share evaluated anew", "BenchmarkPromptCache", "instinct-new-share"},
 }
 
 // benchLine matches a result line: name, -GOMAXPROCS suffix, iterations, then value/unit pairs.
@@ -122,6 +144,14 @@ func write(w io.Writer, results map[string]map[string]float64) int {
 			fmt.Fprintf(tw, "%s\t%s\t%s\tkept\n", b.what, format(v), limit)
 		default:
 			fmt.Fprintf(tw, "%s\t%s\t%s\tOVER\n", b.what, format(v), limit)
+		}
+	}
+	for _, f := range reported {
+		if v, ok := results[f.benchmark][f.unit]; ok {
+			fmt.Fprintf(tw, "%s\t%s\t-\treported\n", f.what, format(v))
+		} else {
+			status = 1
+			fmt.Fprintf(tw, "%s\t(%s did not report %s)\t-\tmissing\n", f.what, f.benchmark, f.unit)
 		}
 	}
 	tw.Flush()

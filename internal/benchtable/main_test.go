@@ -14,6 +14,7 @@ BenchmarkApplyOneCharChange/10MB-2  	  242421	      4432 ns/op	  1.35 10MB/100KB
 BenchmarkKeystroke/10MB-2           	    3000	     45464 ns/op	  3.50 10MB/100KB
 BenchmarkTypeThrough-2              	      20	  51000000 ns/op	        80.00 fewer-agent-calls-%
 BenchmarkMemory200Docs              	       1	9000000000 ns/op	  0.90 rss/budget
+BenchmarkPromptCache-2   	       1	20023712619 ns/op	         0.3318 chat-new-share	         0.1682 fim-new-share	         0.2479 instinct-new-share	         0.3464 sweep-new-share	         0.3550 sweep7b-new-share	         0.7958 zeta1-new-share	         0.4451 zeta2-new-share	         0.4625 zeta21-new-share
 PASS
 `
 
@@ -33,6 +34,8 @@ func TestTable(t *testing.T) {
 		"fewer agent calls (%) 80.0 ≥ 80.0 kept",
 		"2. Keystroke to an incremental agent: 10 MB / 100 KB 3.50 ≤ 3.00 OVER",
 		"(BenchmarkStartup/agent-1s did not report initialize-ms) ≤ 50.0 missing",
+		"11. Prompt cache, chat: share of a prompt evaluated anew 0.33 ≤ 0.35 kept",
+		"11. Prompt cache, zeta1: share evaluated anew 0.80 - reported",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
