@@ -252,14 +252,15 @@ func (fs *follows) lostFor(f *follow) bool {
 
 // take answers a request with the rest of an answer when the document reads as it does once the
 // early suggestion was accepted, waiting for the stream to end (or the request); any other text
-// but the answer's own closes the stream.
+// but the answer's own closes the stream. The rest stays for the next request at that text until
+// the document changes: a request that took it may yet be cancelled (the editor asked again
+// elsewhere), and its answer lost with it.
 func (fs *follows) take(ctx context.Context, req nesagent.Request) (*nesagent.Suggestion, bool) {
 	fs.mu.Lock()
 	f := fs.byURI[req.URI]
 	switch {
 	case f == nil:
 	case req.Text == f.expect:
-		delete(fs.byURI, req.URI)
 	case req.Text == f.base:
 		// A request at the text the answer is for (one prefetched, still at the text before its
 		// accept): the stream goes on, unless that request asks the model again.
@@ -278,8 +279,7 @@ func (fs *follows) take(ctx context.Context, req nesagent.Request) (*nesagent.Su
 	select {
 	case <-f.done:
 	case <-ctx.Done():
-		f.stop()
-		return nil, false
+		return nil, false // the stream goes on for the next request at this text
 	}
 	return f.next, f.next != nil
 }

@@ -129,9 +129,16 @@ func TestEarlyAnswerWhileTheModelWrites(t *testing.T) {
 	}
 	// The user accepts it: the stream goes on; the server writes the rest.
 	eng.(nesagent.Watcher).DocumentChanged(req.URI, accepted)
-	close(z.release)
 	next := req
 	next.Text = accepted
+	// A request at the accepted text that is cancelled while the server holds the rest (the
+	// editor asked again elsewhere) leaves the rest for the next request.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	if sugs, _ := eng.Suggest(ctx, next); len(sugs) != 0 {
+		t.Errorf("a request cancelled while the rest is held: %+v", sugs)
+	}
+	cancel()
+	close(z.release)
 	sugs, err := eng.Suggest(context.Background(), next)
 	if err != nil || len(sugs) != 1 {
 		t.Fatalf("the next suggestion: %+v, %v", sugs, err)

@@ -35,6 +35,11 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 		e.askAhead(ctx, req, sugs)
 		return sugs, nil, nil
 	}
+	if err := ctx.Err(); err != nil {
+		// Cancelled while waiting for the rest of an answer: a stream started now would go on
+		// without it, and replace that rest.
+		return nil, nil, err
+	}
 	sugs, quiet, err, ok := e.ahead.take(ctx, req)
 	if ok {
 		e.cfg.Log.Debug("model: the prefetched suggestion, at the accept", "uri", req.URI)
