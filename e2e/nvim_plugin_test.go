@@ -50,6 +50,16 @@ func TestNeovimPluginPartialAcceptAndAlternatives(t *testing.T) {
 	wantSteps(t, out, "accept word", "alternatives", "accept line")
 }
 
+// TestNeovimPluginSuggestionReady: the bridge asks the agent ahead once the buffer is still (the
+// delay counted from the last key) and says so with acp-lsp-bridge/suggestionReady; the plugin
+// asks for the ghost text at once. With Neovim's own request while typing taken away, the ghost
+// text still comes, and the agent is asked once; with the plugin's handler taken away too, nothing
+// shows (testdata/nvim/plugin_ready.lua).
+func TestNeovimPluginSuggestionReady(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_ready.lua", "ALL PASSED")
+	wantSteps(t, out, "ready", "unheard")
+}
+
 // TestNeovimPluginQuietDisplay: setup({ display = 'mark' }): as the user types, no ghost text,
 // but a sign at the suggestion's line and the hint "⇥ next edit, line 6"; <M-n> jumps there, <M-n>
 // again shows the lines as they would read, <Tab> takes it and the agent hears nes/accept

@@ -36,7 +36,16 @@ return {
   -- and :checkhealth acp_lsp_bridge.
   handlers = {
     ['acp-lsp-bridge/status'] = function(...) return require('acp_lsp_bridge.state').handler(...) end,
+    -- A suggestion the bridge asked for ahead is ready: the ghost text is asked for at once rather
+    -- than after Neovim's own wait.
+    ['acp-lsp-bridge/suggestionReady'] = function(...) return require('acp_lsp_bridge').suggestion_ready(...) end,
   },
+  init_options = { suggestionReady = true },
+  -- Each change at once: Neovim otherwise holds a buffer's changes back for 150 ms after each key
+  -- (until a request flushes them), and the bridge, which asks the agent once the buffer has been
+  -- still after the last key (--ask-ahead), would learn of that key 150 ms late. Neovim shares this
+  -- with the other servers of the buffer that sync the same way; it is what VS Code does for all.
+  flags = { debounce_text_changes = 0 },
   on_attach = function(_, bufnr)
     -- Ghost text is what the bridge is for, and Neovim leaves inline completion off in every buffer
     -- until asked; turning it on for this buffer only leaves other servers' buffers as they were.

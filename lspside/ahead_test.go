@@ -63,7 +63,7 @@ func editorAsks(t *testing.T, e *editor, uri string) int {
 // that answer without asking again.
 func TestAskAheadOnceStill(t *testing.T) {
 	a := &appendAtCursor{}
-	e := aheadEditor(t, a.suggest, nil, 20 * time.Millisecond, "x := f\n")
+	e := aheadEditor(t, a.suggest, nil, 20*time.Millisecond, "x := f\n")
 	const uri = aheadURI
 	base := editorAsks(t, e, uri)
 	e.Edit(uri, 6, 6, "o") // "x := fo": the cursor after the "o"
@@ -101,7 +101,7 @@ func TestAskAheadCancelledByAChange(t *testing.T) {
 		}
 		return insertAt("s", req.Uri, req.Position.Line, req.Position.Character, "()"), nil
 	}
-	e := aheadEditor(t, suggest, nil, 20 * time.Millisecond, "x := f\n")
+	e := aheadEditor(t, suggest, nil, 20*time.Millisecond, "x := f\n")
 	const uri = aheadURI
 	base := editorAsks(t, e, uri)
 	e.Edit(uri, 6, 6, "o")
@@ -119,7 +119,7 @@ func TestAskAheadCancelledByAChange(t *testing.T) {
 // only what the editor asks reaches it.
 func TestAskAheadNotForBilledAgents(t *testing.T) {
 	a := &appendAtCursor{}
-	e := aheadEditor(t, a.suggest, map[string]any{acpside.BilledMetaKey: true}, 10 * time.Millisecond, "x := f\n")
+	e := aheadEditor(t, a.suggest, map[string]any{acpside.BilledMetaKey: true}, 10*time.Millisecond, "x := f\n")
 	const uri = aheadURI
 	base := editorAsks(t, e, uri)
 	e.Edit(uri, 6, 6, "o")
@@ -148,7 +148,7 @@ func TestAskAheadJoinedInFlight(t *testing.T) {
 		}
 		return insertAt("s1", req.Uri, req.Position.Line, req.Position.Character, "()"), nil
 	}
-	e := aheadEditor(t, suggest, nil, 20 * time.Millisecond, "x := f\n")
+	e := aheadEditor(t, suggest, nil, 20*time.Millisecond, "x := f\n")
 	const uri = aheadURI
 	base := editorAsks(t, e, uri)
 	e.Edit(uri, 6, 6, "o")
@@ -185,7 +185,7 @@ func TestAskAheadJoinedInFlight(t *testing.T) {
 // taken.
 func TestAskAheadOnlyForAnEditorThatAsks(t *testing.T) {
 	a := &appendAtCursor{}
-	e := aheadEditor(t, a.suggest, nil, 10 * time.Millisecond, "x := f\n")
+	e := aheadEditor(t, a.suggest, nil, 10*time.Millisecond, "x := f\n")
 	const uri = aheadURI
 	e.Edit(uri, 6, 6, "o")
 	time.Sleep(100 * time.Millisecond) // ten times the ask-ahead's wait: nothing may come of it
@@ -203,7 +203,7 @@ func TestAskAheadOnlyForAnEditorThatAsks(t *testing.T) {
 // with the cursor on the next line).
 func TestAskAheadEndsWhenTheEditorAsksElsewhere(t *testing.T) {
 	a := &appendAtCursor{}
-	e := aheadEditor(t, a.suggest, nil, 80 * time.Millisecond, "x := f\ny\n")
+	e := aheadEditor(t, a.suggest, nil, 80*time.Millisecond, "x := f\ny\n")
 	const uri = aheadURI
 	base := editorAsks(t, e, uri)
 	e.Edit(uri, 6, 6, "o")

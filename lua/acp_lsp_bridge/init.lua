@@ -261,6 +261,46 @@ local function mark_mode(buf)
   })
 end
 
+--- The handler of acp-lsp-bridge/suggestionReady (docs/surfaces.md): the bridge asked the agent
+--- ahead, once the buffer was still, and its suggestion is ready. When that buffer is the current
+--- one, unchanged since, in insert mode with the cursor where the bridge asked, ask for it now
+--- instead of after Neovim's own wait (200 ms after the last change): ghost text through the
+--- buffer's inline completion, or the mark (display = 'mark'). Anything else is left to Neovim's
+--- own request.
+function M.suggestion_ready(_, result, ctx)
+  if type(result) ~= 'table' or type(result.textDocument) ~= 'table' or type(result.position) ~= 'table' then
+    return
+  end
+  local buf = api.nvim_get_current_buf()
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client or vim.uri_from_bufnr(buf) ~= result.textDocument.uri or not api.nvim_get_mode().mode:match('^i') then
+    return
+  end
+  if vim.lsp.util.buf_versions[buf] ~= result.textDocument.version then
+    return -- typed since: the bridge asks again
+  end
+  local here = vim.lsp.util.make_position_params(0, client.offset_encoding).position
+  if here.line ~= result.position.line or here.character ~= result.position.character then
+    return
+  end
+  if M.options and M.options.display == 'mark' then
+    ask_mark(buf)
+    return
+  end
+  -- Neovim 0.12 has no public call for "ask now"; its buffer's inline completion does. Without
+  -- it (another version), Neovim's own request comes after its wait.
+  local ok, capability = pcall(require, 'vim.lsp._capability')
+  local completor = ok and type(capability.all) == 'table' and capability.all.inline_completion
+  completor = completor and completor.active and completor.active[buf]
+  if type(completor) ~= 'table' or type(completor.request) ~= 'function' then
+    return
+  end
+  if type(completor.reset_timer) == 'function' then
+    completor:reset_timer() -- Neovim's own request would ask the same again
+  end
+  completor:request(vim.lsp.protocol.InlineCompletionTriggerKind.Automatic)
+end
+
 -- take_mark applies buf's revealed mark: its edit, then its accept command. It reports whether
 -- there was one.
 local function take_mark(buf)
@@ -601,6 +641,7 @@ function M.setup(opts)
       suggestTimeout = opts.suggest_timeout or vim.NIL,
       promptTimeout = opts.prompt_timeout or vim.NIL,
       automatic = opts.automatic,
+      suggestionReady = true,
     },
   }
   if opts.filetypes then
