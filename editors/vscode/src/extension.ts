@@ -40,6 +40,18 @@ export const NOTIFICATIONS = {
 /** The bridge's notification of its state, to the editor (lspside.NotifyStatus). */
 export const STATUS_NOTIFICATION = 'acp-lsp-bridge/status';
 
+/**
+ * The bridge's notification that a suggestion it asked for ahead is ready
+ * (lspside.NotifySuggestionReady), sent because initializationOptions.suggestionReady is true.
+ */
+export const READY_NOTIFICATION = 'acp-lsp-bridge/suggestionReady';
+
+/** acp-lsp-bridge/suggestionReady's params (docs/surfaces.md). */
+interface SuggestionReady {
+  textDocument: { uri: string; version: number };
+  position: { line: number; character: number };
+}
+
 /** acp-lsp-bridge/status's params (docs/surfaces.md). */
 interface BridgeStatus {
   state: string;
@@ -447,6 +459,42 @@ function warnIgnored(keys: string[]): void {
   void vscode.window.showWarningMessage(text);
 }
 
+// The suggestion the bridge last said is ready, until the extension's trigger takes it.
+let ready: SuggestionReady | undefined;
+
+function sameReady(r: SuggestionReady, document: vscode.TextDocument, position: vscode.Position): boolean {
+  return (
+    document.uri.toString() === vscode.Uri.parse(r.textDocument.uri).toString() &&
+    document.version === r.textDocument.version &&
+    position.line === r.position.line &&
+    position.character === r.position.character
+  );
+}
+
+/**
+ * When the bridge's ready suggestion is for the active editor, unchanged since and with the cursor
+ * where the bridge asked, triggers inline suggestions there now rather than after VS Code's own
+ * wait; anything else is left to VS Code's own request.
+ */
+function suggestionReady(r: SuggestionReady): void {
+  if (r === null || typeof r !== 'object' || typeof r.textDocument !== 'object' || typeof r.position !== 'object') {
+    return;
+  }
+  const editor = vscode.window.activeTextEditor;
+  if (editor === undefined || !editor.selection.isEmpty || !sameReady(r, editor.document, editor.selection.active)) {
+    return;
+  }
+  ready = r;
+  void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+}
+
+/** Whether a request at position is the extension's own trigger for the ready suggestion. */
+function takeReady(document: vscode.TextDocument, position: vscode.Position): boolean {
+  const r = ready;
+  ready = undefined;
+  return r !== undefined && sameReady(r, document, position);
+}
+
 async function start(): Promise<void> {
   const settings = readSettings();
   started = settings;
@@ -469,11 +517,20 @@ async function start(): Promise<void> {
     // The quieter display: while typing, no ghost text (the mark says where a suggestion is);
     // what you ask for (Alt+\, the reveal command) shows it.
     middleware: {
-      provideInlineCompletionItems: (document, position, context, token, next) =>
-        settings.display === 'mark' && context.triggerKind !== vscode.InlineCompletionTriggerKind.Invoke
-          ? undefined
-          : next(document, position, context, token),
+      provideInlineCompletionItems: (document, position, context, token, next) => {
+        if (settings.display === 'mark' && context.triggerKind !== vscode.InlineCompletionTriggerKind.Invoke) {
+          return undefined;
+        }
+        if (context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke && takeReady(document, position)) {
+          // The extension's own trigger at a suggestion the bridge said is ready: asked as VS Code
+          // asks while you type, so that the bridge answers with it rather than asking again.
+          context = { ...context, triggerKind: vscode.InlineCompletionTriggerKind.Automatic };
+        }
+        return next(document, position, context, token);
+      },
     },
+    // acp-lsp-bridge/suggestionReady: the ghost text is asked for as soon as the bridge has it.
+    initializationOptions: { suggestionReady: true },
     outputChannel: output,
   };
   const c = new LanguageClient(SECTION, 'acp-lsp-bridge', serverOptions, clientOptions);
@@ -482,6 +539,11 @@ async function start(): Promise<void> {
   c.onNotification(STATUS_NOTIFICATION, (st: BridgeStatus) => {
     if (client === c && st !== null && typeof st === 'object' && typeof st.state === 'string') {
       showStatus(st);
+    }
+  });
+  c.onNotification(READY_NOTIFICATION, (r: SuggestionReady) => {
+    if (client === c && settings.display !== 'mark') {
+      suggestionReady(r);
     }
   });
   try {
