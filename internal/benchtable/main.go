@@ -62,6 +62,11 @@ var budgets = []budget{
 	// docs/model-agent.md ("The server's prompt cache").
 	{"11. Prompt cache, fim: share of a prompt evaluated anew", "BenchmarkPromptCache", "fim-new-share", 0.35, false},
 	{"11. Prompt cache, chat: share of a prompt evaluated anew", "BenchmarkPromptCache", "chat-new-share", 0.35, false},
+	// Real Neovim, the plugin at its defaults, a 300 ms Zeta 2 server, a 12-letter word typed at 8
+	// keys a second (medians of words); today's figures (--ask-ahead 0) are reported below.
+	{"12. Neovim, streamed answer: last key to ghost text (ms)", "BenchmarkNeovimTyping", "stream-ghost-ms", 260, false},
+	{"12. Neovim, whole answer: last key to ghost text (ms)", "BenchmarkNeovimTyping", "whole-ghost-ms", 370, false},
+	{"12. Neovim: model time thrown away per word (ms)", "BenchmarkNeovimTyping", "thrown-ms/word", 350, false},
 }
 
 // figure is a row shown after the budgets, without a limit of its own: metric unit of benchmark
@@ -77,6 +82,10 @@ var reported = []figure{
 	{"11. Prompt cache, sweep (1.5B): share evaluated anew", "BenchmarkPromptCache", "sweep-new-share"},
 	{"11. Prompt cache, sweep (v2 7B): share evaluated anew", "BenchmarkPromptCache", "sweep7b-new-share"},
 	{"11. Prompt cache, instinct: share evaluated anew", "BenchmarkPromptCache", "instinct-new-share"},
+	// The baseline of the Neovim budgets (12.), measured in the same run.
+	{"12. Neovim today (--ask-ahead 0), streamed: last key to ghost text (ms)", "BenchmarkNeovimTyping", "today-stream-ghost-ms"},
+	{"12. Neovim today (--ask-ahead 0), whole: last key to ghost text (ms)", "BenchmarkNeovimTyping", "today-whole-ghost-ms"},
+	{"12. Neovim today (--ask-ahead 0): model time thrown away per word (ms)", "BenchmarkNeovimTyping", "today-thrown-ms/word"},
 }
 
 // benchLine matches a result line: name, -GOMAXPROCS suffix, iterations, then value/unit pairs.
