@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,5 +114,33 @@ func TestRealLlamaServerEvalFIM(t *testing.T) {
 	}
 	for _, a := range answers {
 		t.Log(a[strings.Index(a, "endpoint="):])
+	}
+
+	// Without --verbose, the report still has the server's prompt cache: the agent runs verbose
+	// for eval whatever it copies.
+	dir := t.TempDir()
+	for _, name := range []string{"go-complete-call-args.txtar", "go-complete-loop-body.txtar"} {
+		data, err := os.ReadFile(filepath.Join(moduleRoot(t), "internal", "eval", "testdata", "fim", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quiet := exec.Command(bridge, "eval", "--json", "--model-url", l.URL, "--model", "tiny-qwen2",
+		"--model-format", "fim", "--fim-sampling", "server", "--timeout", "60s", dir)
+	out, err := quiet.Output()
+	if err != nil {
+		t.Fatalf("eval without --verbose: %v\n%s", err, out)
+	}
+	var cache struct {
+		Total struct {
+			PromptTokens   *int     `json:"promptTokens"`
+			NewShareMedian *float64 `json:"newShareMedian"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal(out, &cache); err != nil || cache.Total.PromptTokens == nil || cache.Total.NewShareMedian == nil {
+		t.Errorf("eval without --verbose: no prompt cache in the report (%v):\n%s", err, out)
 	}
 }

@@ -168,7 +168,7 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 	fs.StringVar(&opts.fimSampling, "fim-sampling", "llama.vim", "for --model-format fim or codestral, at llama-server's /infill: `how` the answer is sampled, llama.vim or server (its own --temp, --top-k, --samplers, --seed; passed to the agent)")
 	fs.IntVar(&opts.fimChunks, "fim-chunks", 16, "for --model-format fim or codestral: how many `chunks` of other files the prompt carries at most, 0 for none (passed to the agent)")
 	fs.IntVar(&opts.fimChunkLines, "fim-chunk-lines", 64, "for --model-format fim or codestral: the `lines` of each chunk (passed to the agent)")
-	fs.BoolVar(&opts.verbose, "verbose", false, "also run the agent with --verbose and copy its stderr (prompt format, request sizes and timings, why an answer was dropped) to stderr")
+	fs.BoolVar(&opts.verbose, "verbose", false, "copy the agent's stderr (it runs with --verbose: prompt format, request sizes and timings, why an answer was dropped) to stderr")
 	if code, done := parseFlags(fs, args, evalUsage, "run acp-lsp-bridge eval --help for the flags", stdout, stderr); done {
 		return opts, code, true
 	}
@@ -237,9 +237,9 @@ func (o evalOptions) agentArgs() []string {
 		args = append(args, "--fim-tokens", o.fimTokens, "--fim-sampling", o.fimSampling,
 			"--fim-chunks", strconv.Itoa(o.fimChunks), "--fim-chunk-lines", strconv.Itoa(o.fimChunkLines))
 	}
-	if o.verbose {
-		args = append(args, "--verbose")
-	}
+	// Verbose always: the server's timings of each answer (its prompt cache) are in the agent's
+	// debug lines, which eval reads (and copies to stderr with eval --verbose).
+	args = append(args, "--verbose")
 	if o.noGate {
 		args = append(args, "--no-gate")
 	}

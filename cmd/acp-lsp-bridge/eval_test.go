@@ -34,19 +34,19 @@ func TestEvalArgs(t *testing.T) {
 		stderr string
 	}{
 		{args: []string{"--model-url", "http://h:1", "--model", "m"},
-			agent: "agent --model-url http://h:1 --model m --model-format auto --model-server auto --model-context 0 --timeout 30s --no-prefetch", set: "nes"},
+			agent: "agent --model-url http://h:1 --model m --model-format auto --model-server auto --model-context 0 --timeout 30s --verbose --no-prefetch", set: "nes"},
 		// A format that completes at the cursor: the FIM set, and the FIM flags passed on, with
 		// the agent's defaults unless given.
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim"},
-			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --no-prefetch", set: "fim"},
+			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --verbose --no-prefetch", set: "fim"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "codestral", "--fim-tokens", "starcoder", "--fim-sampling", "server", "--fim-chunks", "0", "--fim-chunk-lines", "8"},
-			agent: "agent --model-url http://h:1 --model m --model-format codestral --model-server auto --model-context 0 --timeout 30s --fim-tokens starcoder --fim-sampling server --fim-chunks 0 --fim-chunk-lines 8 --no-prefetch", set: "fim"},
+			agent: "agent --model-url http://h:1 --model m --model-format codestral --model-server auto --model-context 0 --timeout 30s --fim-tokens starcoder --fim-sampling server --fim-chunks 0 --fim-chunk-lines 8 --verbose --no-prefetch", set: "fim"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim", "--set", "nes"},
-			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --no-prefetch", set: "nes"},
+			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --verbose --no-prefetch", set: "nes"},
 		{args: []string{"--model-url", "http://h:1", "--model", "zeta-2", "--set", "fim"},
-			agent: "agent --model-url http://h:1 --model zeta-2 --model-format auto --model-server auto --model-context 0 --timeout 30s --no-prefetch", set: "fim"},
+			agent: "agent --model-url http://h:1 --model zeta-2 --model-format auto --model-server auto --model-context 0 --timeout 30s --verbose --no-prefetch", set: "fim"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim", "mine"},
-			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --no-prefetch", dir: "mine"},
+			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --verbose --no-prefetch", dir: "mine"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "zeta1", "--fim-sampling", "server"}, code: 2, done: true,
 			stderr: "--fim-sampling is for the formats that complete at the cursor (--model-format fim or codestral); the agent would not use it with --model-format zeta1"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--fim-chunks", "4"}, code: 2, done: true, stderr: "--fim-chunks is for the formats that complete at the cursor"},
