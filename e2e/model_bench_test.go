@@ -178,7 +178,28 @@ type slowModel struct {
 	// starts and aborts are the times each request began and, for an aborted one, ended.
 	starts, aborts []time.Time
 	wasted         time.Duration
-	inFlight, most int
+	// ends are when each request in flight was seen to end, by its start (zero while in flight);
+	// most is the most in flight at once.
+	ends map[time.Time]time.Time
+	most int
+}
+
+// closeSeen is how long after the agent closes a request's connection the server may see it
+// closed: the agent starts the next generation once it has closed the one before, and the server
+// can see the new request a moment before the old one's end (within the same millisecond, on a
+// busy machine a few). A request still running past that is a second generation in flight.
+const closeSeen = 5 * time.Millisecond
+
+// inFlightAt counts the requests in flight when one started at t0 (itself included): those that
+// started before it and had not ended closeSeen after it. Under m.mu.
+func (m *slowModel) inFlightAt(t0 time.Time) int {
+	n := 1
+	for start, end := range m.ends {
+		if start.Before(t0) && (end.IsZero() || end.Sub(t0) > closeSeen) {
+			n++
+		}
+	}
+	return n
 }
 
 func (m *slowModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -190,18 +211,29 @@ func (m *slowModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t0 := time.Now()
 	m.mu.Lock()
 	m.starts = append(m.starts, t0)
-	m.inFlight++
-	m.most = max(m.most, m.inFlight)
+	if m.ends == nil {
+		m.ends = map[time.Time]time.Time{}
+	}
+	m.ends[t0] = time.Time{}
 	m.mu.Unlock()
 	defer func() {
+		// Counted once this request's end is known: a request that started before it ended,
+		// and was still running closeSeen after this one started, makes two.
 		m.mu.Lock()
-		m.inFlight--
+		m.most = max(m.most, m.inFlightAt(t0))
 		m.mu.Unlock()
 	}()
+	// The generation ends when its answer is written (a server's slot is free once it has the
+	// last token, before the client has read it): the request the agent makes on reading the
+	// answer (the next suggestion, prefetched) is not two at once.
 	select {
 	case <-time.After(m.took):
+		m.mu.Lock()
+		m.ends[t0] = time.Now()
+		m.mu.Unlock()
 	case <-r.Context().Done():
 		m.mu.Lock()
+		m.ends[t0] = time.Now()
 		m.aborts = append(m.aborts, time.Now())
 		m.wasted += time.Since(t0)
 		m.mu.Unlock()
