@@ -256,3 +256,49 @@ func TestNeovimPluginEarlyTypingClosesStream(t *testing.T) {
 		t.Errorf("the fake's answer: %+v; want held, then closed by the client, never released", st)
 	}
 }
+
+// TestNESPluginsEarlyWhileStreaming: sidekick.nvim and copilot-lsp.nvim, each configured as its
+// guide in editors/neovim says, in front of the model agent and the fake streaming Zeta 2 server:
+// the user types "(" at the end of line 2 and leaves insert mode; the plugin draws the finished
+// line while the fake still holds the rest of its answer; <Tab> applies it; the rest sent, the
+// plugin draws line 15's change with no second request to the fake, and <Tab><Tab> applies it
+// (testdata/nvim/nes_plugin_early.lua).
+func TestNESPluginsEarlyWhileStreaming(t *testing.T) {
+	skipOnWindows(t, "Neovim runs on Linux here")
+	plugins := os.Getenv("NVIM_PLUGINS")
+	if plugins == "" {
+		skipWithoutPeer(t, `NVIM_PLUGINS is not set (eval "$(PEERS_NVIM_PLUGINS=1 ../shared/tools/install-test-peers.sh)")`)
+	}
+	for _, plugin := range []string{"sidekick", "copilot-lsp"} {
+		t.Run(plugin, func(t *testing.T) {
+			bridge, _ := binaries(t)
+			z := newEarlyZeta2(t)
+			dir := t.TempDir()
+			// The guide's command with only the bridge's path changed: to a wrapper that names
+			// the model agent (--no-prefetch: the fake counts the POSTs of the one answer).
+			wrapper := filepath.Join(dir, "acp-lsp-bridge")
+			script := "#!/bin/sh\nexec '" + bridge + "' \"$@\" -- '" + bridge + "' agent --model-url '" + z.srv.URL +
+				"' --model zeta-2 --model-server openai --timeout 30s --no-prefetch\n"
+			if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out, work := runShippedNeovim(t, "nes_plugin_early.lua", "ALL PASSED",
+				"NVIM_PLUGINS="+plugins,
+				"ACP_GUIDE="+filepath.Join(moduleRoot(t), "editors", "neovim", plugin+".md"),
+				"ACP_LSP_BRIDGE="+wrapper,
+				"EARLY_PLUGIN="+plugin, "EARLY_DOC="+earlyFile(), "EARLY_STATE="+z.state, "EARLY_RELEASE="+z.release)
+			wantSteps(t, out, "drawn while held", "accept first", "next drawn", "accept second")
+			data, err := os.ReadFile(filepath.Join(work, "p.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Replace(strings.Replace(earlyFile(), "var x = g\n", earlyFinished+"\n", 1), earlyFar+"\n", earlyFarDone+"\n", 1)
+			if string(data) != want {
+				t.Errorf("the saved p.go:\n%s\nwant both changes:\n%s", data, want)
+			}
+			if st := z.now(); st.Asked < 1 || st.Asked > 2 || !st.Held || !st.Released || st.Closed {
+				t.Errorf("the fake: %+v; want one request until line 15 was drawn, its answer held, then released, never closed", st)
+			}
+		})
+	}
+}
