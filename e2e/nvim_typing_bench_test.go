@@ -30,7 +30,7 @@ import (
 // types a 12-letter word there, a key every 125 ms (8 keys a second); the fake's answer completes
 // the cursor's line with "(ctx)", and the figure is the time from the last change (TextChangedI)
 // to that ghost text, polled every 2 ms. Then <Esc>, a wait until the fake is idle, `u`, and a
-// wait again before the next word.
+// pause and a wait again before the next word.
 //
 // Two ways the fake answers, alternating word by word in each Neovim: "stream" sends the
 // rewritten region (about 21 lines, the cursor's line in its middle) a line an event, the events
@@ -58,7 +58,7 @@ import (
 // the model time thrown away per word (ms), and for all words of a configuration thrown-ms/word;
 // the ratios of the medians to today's. A line a configuration and way (b.Logf) splits the time
 // thrown away into what was asked while typing and what after the ghost text. Each configuration
-// takes about 70 s: a sweep wants a -timeout above the default 10 minutes.
+// takes about 80 s: a sweep wants a -timeout above the default 10 minutes.
 func BenchmarkNeovimTyping(b *testing.B) {
 	if os.Getenv("NVIM") == "" {
 		b.Skip(`NVIM is not set; run eval "$(bash ../shared/tools/install-test-peers.sh)"`)
@@ -112,8 +112,8 @@ func BenchmarkNeovimTyping(b *testing.B) {
 				b.ReportMetric(float64(s.missed), c.prefix+mode+"-no-ghost-words")
 			}
 			medians[c.prefix+mode] = s.median
-			b.Logf("%-18s %-6s last key → ghost: median %4.0f ms, p90 %4.0f ms (%d words, %d without ghost text); thrown away %4.0f ms/word (while typing %4.0f, after the ghost text %4.0f); requests/word %.1f, %d aborted, %d answered and never shown; region %s",
-				c.name, mode, s.median, s.p90, len(s.ghosts), s.missed, typingMean(s.thrown), typingMean(s.typing), typingMean(s.after), s.requests, s.aborted, s.unshown, s.region)
+			b.Logf("%-18s %-6s last key → ghost: median %4.0f ms, p90 %4.0f ms (%d words, %d without ghost text); thrown away %4.0f ms/word (while typing %4.0f, after the ghost text %4.0f); requests/word %.1f, %d aborted, %d answered and never shown; %d after the driver's undo, left out; region %s",
+				c.name, mode, s.median, s.p90, len(s.ghosts), s.missed, typingMean(s.thrown), typingMean(s.typing), typingMean(s.after), s.requests, s.aborted, s.unshown, s.resets, s.region)
 		}
 		b.ReportMetric(typingMean(all), c.prefix+"thrown-ms/word")
 	}
@@ -478,6 +478,7 @@ type typingSummary struct {
 	thrown, typing, after []float64 // ms a word: all thrown away; while typing; after the ghost text
 	requests              float64   // requests a word, the driver's resets aside
 	aborted, unshown      int
+	resets                int // requests after the driver's undo, left out
 	region                string
 }
 
@@ -507,6 +508,7 @@ func typingSummarize(ws []typingWord, mode string) typingSummary {
 		var thrown, typing, after float64
 		for i, r := range w.requests {
 			if r.kind == "reset" {
+				s.resets++
 				continue
 			}
 			nreq++

@@ -9,8 +9,9 @@
 -- TextChangedI after the last letter; from it, every 2 ms, it looks for the ghost text TYPING_WANT
 -- at the end of the line (vim.lsp.inline_completion's extmark), 3 s at most. Then <Esc>, a wait
 -- until the fake model server is idle (its state file TYPING_STATE: no request in flight, none
--- started or ended for TYPING_QUIET_MS), `u` (the document as it was) and that wait again. Before
--- each word it writes the word's mode ("stream", "whole") to TYPING_CONTROL for the fake.
+-- started or ended for TYPING_QUIET_MS), `u` (the document as it was), TYPING_QUIET_MS and that
+-- wait again. Before each word it writes the word's mode ("stream", "whole") to TYPING_CONTROL for
+-- the fake.
 --
 -- TYPING_OUT, a line a word: WORD <i> <word> <mode> <warm|measured> <start, µs since the epoch>
 -- <last change → ghost text, ms; -1 for none>; then DONE. On stdout "NOTE <what>" for a word
@@ -151,6 +152,8 @@ co = coroutine.create(function()
     if not wait_for(function() return api.nvim_buf_line_count(buf) == lines end, 3000) then
       return fail(('%d lines after the undo of %s, want %d'):format(api.nvim_buf_line_count(buf), w.word, lines))
     end
+    -- What the bridge asks ahead after the undo starts within TYPING_QUIET_MS of it.
+    sleep(QUIET_MS)
     idle('after the undo of ' .. w.word)
     results:write(('WORD %d %s %s %s %.0f %.3f\n'):format(i, w.word, w.mode, w.warm and 'warm' or 'measured', start, ms))
   end
