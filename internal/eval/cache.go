@@ -22,11 +22,14 @@ func (t Timings) NewShare() float64 {
 	return float64(t.PromptN) / float64(t.PromptN+t.CacheN)
 }
 
+// answerMsg is how the model agent's log line of each answer of the model reads.
+const answerMsg = `msg="model: answer"`
+
 // TimingsFromLog reads the server's timings from one line of the model agent's log (slog's text
 // form: `msg="model: answer" … prompt_n=412 cache_n=1830 …`); ok is false for any other line, or
 // an answer the server gave no timings for.
 func TimingsFromLog(line string) (t Timings, ok bool) {
-	if !strings.Contains(line, `msg="model: answer"`) {
+	if !strings.Contains(line, answerMsg) {
 		return t, false
 	}
 	p, okP := logInt(line, "prompt_n")

@@ -177,8 +177,9 @@ type stderrTail struct {
 	lines []string
 	out   io.Writer
 	// timings are those of each answer the agent logged; debug tells that it logs at debug
-	// level (its --verbose), where those lines are.
-	timings []Timings
+	// level (its --verbose), where those lines are. answers are the model's answers it logged,
+	// each with its timings (nil when the server gave none).
+	answers []*Timings
 	debug   bool
 }
 
@@ -191,8 +192,12 @@ func (t *stderrTail) event(e acpside.Event) {
 	if t.out != nil {
 		fmt.Fprintf(t.out, "agent: %s\n", e.Line)
 	}
-	if tm, ok := TimingsFromLog(e.Line); ok {
-		t.timings = append(t.timings, tm)
+	if strings.Contains(e.Line, answerMsg) {
+		var at *Timings
+		if tm, ok := TimingsFromLog(e.Line); ok {
+			at = &tm
+		}
+		t.answers = append(t.answers, at)
 	}
 	if strings.Contains(e.Line, "level=DEBUG") {
 		t.debug = true
@@ -208,35 +213,37 @@ func (t *stderrTail) event(e acpside.Event) {
 
 // answerTimings are the timings of the answers logged after the first n, summed; nil for none.
 // The line of an answer can come after the agent answered nes/suggest (its stderr is read apart
-// from its stdout, and a streamed answer can be shown before it ends): an agent run verbose (its
-// stderr copied, as eval --verbose runs it with --verbose, or seen logging at debug level) is
-// waited for up to wait.
+// from its stdout, and a streamed answer can be shown before it ends): from an agent that logs at
+// debug level (eval runs it with --verbose), it is waited for up to wait; an answer the server
+// gave no timings has its line all the same, and is not waited past.
 func (t *stderrTail) answerTimings(n int, wait time.Duration) *Timings {
 	deadline := time.Now().Add(wait)
 	for {
 		t.mu.Lock()
-		got, debug := t.timings[min(n, len(t.timings)):], t.debug || t.out != nil
+		got, debug := t.answers[min(n, len(t.answers)):], t.debug || t.out != nil
 		t.mu.Unlock()
-		if len(got) > 0 {
-			var sum Timings
+		if len(got) > 0 || !debug || time.Now().After(deadline) {
+			var sum *Timings
 			for _, tm := range got {
-				sum.PromptN += tm.PromptN
-				sum.CacheN += tm.CacheN
+				if tm != nil {
+					if sum == nil {
+						sum = &Timings{}
+					}
+					sum.PromptN += tm.PromptN
+					sum.CacheN += tm.CacheN
+				}
 			}
-			return &sum
-		}
-		if !debug || time.Now().After(deadline) {
-			return nil
+			return sum
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// logged is how many answers' timings the agent logged so far.
+// logged is how many of the model's answers the agent logged so far.
 func (t *stderrTail) logged() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.timings)
+	return len(t.answers)
 }
 
 func (t *stderrTail) String() string {
