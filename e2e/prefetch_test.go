@@ -13,13 +13,14 @@ import (
 )
 
 // TestBinaryPrefetchAtTheAccept: through the real bridge and the model agent (chat, which does not
-// stream), once a suggestion is shown the model is asked for the next one as if it had been
-// accepted; the user accepts it (the editor applies the item and tells the bridge), and the next
-// request is answered with no request to the model at that text after the accept. With
-// --no-prefetch the model is asked nothing beyond the editor's request.
+// stream). The first suggestion after typing is not prefetched from; the user accepts it, and the
+// suggestion at the accept is: the model is asked for the one after it as if it had been
+// accepted. The user accepts that one too, and the next request is answered with no request to
+// the model at that text after the accept. With --no-prefetch the model is asked nothing beyond
+// the requests.
 func TestBinaryPrefetchAtTheAccept(t *testing.T) {
-	// The model completes "fo" to "foo()", then adds " + bar()" to it, then has nothing to add.
-	const first, second = "x := foo()\n", "x := foo() + bar()\n"
+	// The model completes "fo" to "foo()", then adds " + bar()", then " + baz()".
+	const first, second, third = "x := foo()\n", "x := foo() + bar()\n", "x := foo() + bar() + baz()\n"
 	type post struct {
 		region string
 		at     time.Time
@@ -58,6 +59,8 @@ func TestBinaryPrefetchAtTheAccept(t *testing.T) {
 					region = strings.Replace(region, "x := fo\n", first, 1)
 				case strings.Contains(region, first):
 					region = strings.Replace(region, first, second, 1)
+				case strings.Contains(region, second):
+					region = strings.Replace(region, second, third, 1)
 				}
 				_, _ = w.Write(chatCompletion(start + region + end))
 			})
@@ -65,15 +68,6 @@ func TestBinaryPrefetchAtTheAccept(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				return append([]post(nil), posts...)
-			}
-			waitPosts := func(n int) []post {
-				t.Helper()
-				for deadline := time.Now().Add(15 * time.Second); len(seen()) < n; time.Sleep(5 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatalf("the model got %d requests, want %d", len(seen()), n)
-					}
-				}
-				return seen()
 			}
 			bridge, _ := binaries(t)
 			args := []string{"--", bridge, "agent", "--model-url", m.srv.URL, "--model", "fake-coder", "--verbose"}
@@ -88,38 +82,49 @@ func TestBinaryPrefetchAtTheAccept(t *testing.T) {
 			if err != nil || len(items) != 1 || !strings.HasSuffix("x := foo()", items[0].InsertText) {
 				t.Fatalf("the first suggestion: %+v %v", items, err)
 			}
+			time.Sleep(300 * time.Millisecond) // a prefetch would come in a few ms
+			if n := len(seen()); n != 1 {
+				t.Errorf("the model got %d requests after the first suggestion after typing, want only the editor's", n)
+			}
+			// Accepting the ghost text: the editor makes the edit (didChange) and runs the item's
+			// command; the bridge asks for the next at once.
+			b.Accept(modelURI, items[0])
+			next, err := b.Inline(modelURI, fakeeditor.At(2, 10))
+			if err != nil || len(next) != 1 {
+				t.Fatalf("the suggestion at the accept: %+v %v", next, err)
+			}
 			if !on {
-				time.Sleep(300 * time.Millisecond) // a prefetch comes in a few ms
-				if n := len(seen()); n != 1 {
-					t.Errorf("the model got %d requests with --no-prefetch, want only the editor's", n)
+				time.Sleep(300 * time.Millisecond)
+				for _, p := range seen() {
+					if strings.Contains(p.region, second) {
+						t.Errorf("the model was asked ahead with --no-prefetch: %q", p.region)
+					}
 				}
 				return
 			}
-			ahead := waitPosts(2)[1]
-			if !strings.Contains(ahead.region, first) {
-				t.Fatalf("the prefetch shows %q, want the text once the suggestion is accepted", ahead.region)
+			var ahead post
+			for deadline := time.Now().Add(15 * time.Second); ahead.region == ""; time.Sleep(5 * time.Millisecond) {
+				for _, p := range seen() {
+					if strings.Contains(p.region, second) {
+						ahead = p
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("nothing prefetched at the text the suggestion at the accept makes: %v", seen())
+				}
 			}
-			// Accepting the ghost text: the editor makes the edit (didChange) and runs the item's
-			// command.
 			accepted := time.Now()
-			b.Accept(modelURI, items[0])
-			if got := b.Text(modelURI); got != "package p\n\n"+first {
-				t.Fatalf("after the accept the document reads %q", got)
-			}
-			next, err := b.Inline(modelURI, fakeeditor.At(2, 10))
-			if err != nil || len(next) != 1 {
-				t.Fatalf("the next suggestion: %+v %v", next, err)
-			}
-			t.Logf("accept → next suggestion through the bridge: %v", time.Since(accepted))
 			b.Accept(modelURI, next[0])
 			if got := b.Text(modelURI); got != "package p\n\n"+second {
-				t.Fatalf("after accepting the next suggestion the document reads %q", got)
+				t.Fatalf("after the accept the document reads %q", got)
 			}
-			// The next suggestion is prefetched in turn (at the text it makes); nothing was asked
-			// at the accepted text after the accept.
-			waitPosts(3)
+			last, err := b.Inline(modelURI, fakeeditor.At(2, 18))
+			if err != nil || len(last) != 1 {
+				t.Fatalf("the next suggestion: %+v %v", last, err)
+			}
+			t.Logf("accept → next suggestion through the bridge: %v", time.Since(accepted))
 			for _, p := range seen() {
-				if p.at.After(accepted) && strings.Contains(p.region, first) {
+				if p.at.After(accepted) && strings.Contains(p.region, second) && !strings.Contains(p.region, third) {
 					t.Errorf("the model was asked at the accepted text after the accept: %q", p.region)
 				}
 			}

@@ -173,7 +173,8 @@ func BenchmarkNextAtTheAcceptPrefetched(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			req := todoRequest(todoDoc)
+			// A request at the accept of a suggestion before it: its answer is prefetched from.
+			req := atAccept(eng, todoRequest(todoDoc))
 			sugs, err := eng.Suggest(context.Background(), req)
 			if err != nil || len(sugs) != 1 {
 				b.Fatalf("%+v %v", sugs, err)

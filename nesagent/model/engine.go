@@ -28,11 +28,12 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 // (follows) or the next suggestion was prefetched (prefetches); after answering, the next one is
 // prefetched.
 func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+	accepted := e.chain.met(req.URI, req.Text)
 	if s, ok := e.follows.take(ctx, req); ok {
 		// The early suggestion was accepted: the rest of the same answer, without asking.
 		e.cfg.Log.Debug("model: the rest of the answer after the change accepted", "uri", req.URI)
 		sugs := []nesagent.Suggestion{*s}
-		e.askAhead(ctx, req, sugs)
+		e.answered(ctx, req, sugs, true)
 		return sugs, nil, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -47,9 +48,48 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 		sugs, quiet, err = e.ask(ctx, req, false)
 	}
 	if err == nil {
-		e.askAhead(ctx, req, sugs)
+		e.answered(ctx, req, sugs, accepted || ok)
 	}
 	return sugs, quiet, err
+}
+
+// answered notes what sugs, the answer to req, make of its document, and prefetches the next
+// suggestion when req came at the accept of the one before (accepted): a user who takes one
+// suggestion tends to take the next, and one who types on throws a prefetch away. So the first
+// suggestion after typing is not prefetched from, and each accepted one after it is.
+func (e *engine) answered(ctx context.Context, req nesagent.Request, sugs []nesagent.Suggestion, accepted bool) {
+	e.chain.answered(req, sugs)
+	if accepted {
+		e.askAhead(ctx, req, sugs)
+	}
+}
+
+// acceptChain is, per document, the text its last suggestion makes once accepted.
+type acceptChain struct {
+	mu    sync.Mutex
+	byURI map[string]string
+}
+
+// answered records what the answer sugs to req makes of its document: nothing kept for an
+// answer of anything but one edit of it.
+func (c *acceptChain) answered(req nesagent.Request, sugs []nesagent.Suggestion) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byURI == nil {
+		c.byURI = map[string]string{}
+	}
+	delete(c.byURI, req.URI)
+	if len(sugs) == 1 && sugs[0].Jump == nil && len(sugs[0].Edits) > 0 && (sugs[0].URI == "" || sugs[0].URI == req.URI) {
+		c.byURI[req.URI] = applyEdits(req.Text, sugs[0].Edits)
+	}
+}
+
+// met reports whether uri reads text, what its last suggestion makes: it was accepted.
+func (c *acceptChain) met(uri, text string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.byURI[uri]
+	return ok && t == text
 }
 
 // ask asks the model for a suggestion at req. ahead says it is prefetched (prefetch.go): it then

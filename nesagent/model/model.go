@@ -250,6 +250,7 @@ type engine struct {
 	ring      fimRing
 	follows   follows       // the answers still streaming after their first change was shown
 	ahead     prefetches    // the next suggestions prefetched, as if the last were accepted
+	chain     acceptChain   // the text each document's last suggestion makes: met, it was accepted
 	track     *sweepTracker // Sweep's metrics, when turned on
 	gens      generations
 	cfg       Config

@@ -120,6 +120,19 @@ func suggestOne(t *testing.T, eng nesagent.Engine, req nesagent.Request) string 
 	return applyEdits(req.Text, sugs[0].Edits)
 }
 
+// atAccept makes req come as a request at the accept of a suggestion before it: the engine
+// prefetches from its answer (the first suggestion after typing it does not prefetch from).
+func atAccept(eng nesagent.Engine, req nesagent.Request) nesagent.Request {
+	e := eng.(*engine)
+	e.chain.mu.Lock()
+	defer e.chain.mu.Unlock()
+	if e.chain.byURI == nil {
+		e.chain.byURI = map[string]string{}
+	}
+	e.chain.byURI[req.URI] = req.Text
+	return req
+}
+
 // asking reports whether eng has a prefetch registered for uri.
 func asking(eng nesagent.Engine, uri string) bool {
 	e := eng.(*engine)
@@ -140,7 +153,7 @@ func TestPrefetchAnswersTheAccept(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := eng.(nesagent.Watcher)
-	req := todoRequest(todoDoc)
+	req := atAccept(eng, todoRequest(todoDoc))
 	accepted := suggestOne(t, eng, req)
 	if want := strings.Replace(todoDoc, "TODO", "done", 1); accepted != want {
 		t.Fatalf("the first suggestion makes %q, want %q", accepted, want)
@@ -211,7 +224,7 @@ func TestPrefetchDroppedByAnotherChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := todoRequest(todoDoc)
+	req := atAccept(eng, todoRequest(todoDoc))
 	suggestOne(t, eng, req)
 	m.waitAsked(t, 2) // the prefetch, held
 	typed := strings.Replace(todoDoc, "b := 1", "b := 12", 1)
@@ -244,10 +257,10 @@ func TestPrefetchOnePerDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := todoRequest(todoDoc)
+	req := atAccept(eng, todoRequest(todoDoc))
 	suggestOne(t, eng, req)
 	m.waitAsked(t, 2)
-	suggestOne(t, eng, req) // the editor asks again at the same place
+	suggestOne(t, eng, atAccept(eng, req)) // the editor asks again at the same place
 	select {
 	case <-m.closed:
 	case <-time.After(10 * time.Second):
@@ -259,7 +272,7 @@ func TestPrefetchOnePerDocument(t *testing.T) {
 	}
 	other := req
 	other.URI = "file:///w/q.go"
-	suggestOne(t, eng, other)
+	suggestOne(t, eng, atAccept(eng, other))
 	m.waitAsked(t, 6)
 	if !asking(eng, req.URI) || !asking(eng, other.URI) {
 		t.Error("each document should have its own prefetch")
@@ -292,7 +305,7 @@ func TestPrefetchOffForBilledServices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			suggestOne(t, eng, req)
+			suggestOne(t, eng, atAccept(eng, req))
 			// What is prefetched is registered before the answer is returned.
 			if got := asking(eng, req.URI); got != tc.ahead {
 				t.Fatalf("prefetched: %v, want %v", got, tc.ahead)
@@ -314,7 +327,7 @@ func TestPrefetchOffForBilledServices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		suggestOne(t, eng, req)
+		suggestOne(t, eng, atAccept(eng, req))
 		if asking(eng, req.URI) {
 			t.Error("a coding agent asked through prompts was prefetched")
 		}
@@ -339,7 +352,7 @@ func TestPrefetchAfterAStreamedAnswerOfOneHunk(t *testing.T) {
 	}
 	text := earlyDoc()
 	req := nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")}
-	accepted := suggestOne(t, eng, req) // the early answer, while the server holds the rest
+	accepted := suggestOne(t, eng, atAccept(eng, req)) // the early answer, while the server holds the rest
 	if asking(eng, req.URI) {
 		t.Error("prefetched while the rest of the answer may still hold another change")
 	}
@@ -412,5 +425,28 @@ func TestAcceptedRequest(t *testing.T) {
 	}
 	if n := len(elsewhere.Recent); n != 2 || elsewhere.Recent[1].Old != "x" || elsewhere.Recent[1].New != "y" || elsewhere.Recent[1].Seq != 4 {
 		t.Errorf("history %+v, want a new edit after the one before", elsewhere.Recent)
+	}
+}
+
+// TestPrefetchOnlyAtAnAccept: the first suggestion after typing is not prefetched from (a user
+// who types on would throw the prefetch away); once it is accepted, the answer at the accept is.
+func TestPrefetchOnlyAtAnAccept(t *testing.T) {
+	m := newTodoModel(t, nil)
+	eng, err := New(Config{URL: m.URL, Model: "fake-coder", Format: "chat", Timeout: 10 * time.Second, Prefetch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := todoRequest(todoDoc)
+	accepted := suggestOne(t, eng, req)
+	if asking(eng, req.URI) {
+		t.Fatal("prefetched from the first suggestion after typing")
+	}
+	if n := len(m.asked()); n != 1 {
+		t.Fatalf("the server got %d requests, want the editor's only", n)
+	}
+	eng.(nesagent.Watcher).DocumentChanged(req.URI, accepted)
+	suggestOne(t, eng, todoRequest(accepted))
+	if regions := m.waitAsked(t, 3); strings.Contains(regions[2], "TODO") {
+		t.Errorf("the prefetch at the accept shows %q, want both TODOs done", regions[2])
 	}
 }
