@@ -46,12 +46,26 @@ return {
   -- still after the last key (--ask-ahead), would learn of that key 150 ms late. Neovim shares this
   -- with the other servers of the buffer that sync the same way; it is what VS Code does for all.
   flags = { debounce_text_changes = 0 },
-  on_attach = function(_, bufnr)
+  on_attach = function(client, bufnr)
     -- Ghost text is what the bridge is for, and Neovim leaves inline completion off in every buffer
     -- until asked; turning it on for this buffer only leaves other servers' buffers as they were.
     -- Neovim 0.11 has no inline completion: there the code actions remain.
     if vim.lsp.inline_completion then
       vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
     end
+    -- Neovim asks for ghost text in insert mode only: outside it (an undo, a `dd`), the bridge
+    -- need not ask the agent ahead of a request that will not come (acp-lsp-bridge/asking). The
+    -- plugin's quieter display (display = 'mark') asks after those changes too.
+    local function asking(automatic)
+      local acp = package.loaded['acp_lsp_bridge']
+      if acp and acp.options and acp.options.display == 'mark' then
+        automatic = true
+      end
+      client:notify('acp-lsp-bridge/asking', { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, automatic = automatic })
+    end
+    local group = vim.api.nvim_create_augroup('acp_lsp_bridge_asking_' .. bufnr, { clear = true })
+    vim.api.nvim_create_autocmd('InsertEnter', { group = group, buffer = bufnr, callback = function() asking(true) end })
+    vim.api.nvim_create_autocmd('InsertLeave', { group = group, buffer = bufnr, callback = function() asking(false) end })
+    asking(vim.api.nvim_get_mode().mode:match('^i') ~= nil)
   end,
 }

@@ -2,6 +2,8 @@ package lspside
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +33,48 @@ const SuggestedAskAhead = 150 * time.Millisecond
 type aheads struct {
 	mu    sync.Mutex
 	byURI map[string]*ahead
+	// idle are the documents the editor says it does not ask about while they change
+	// (acp-lsp-bridge/asking): Neovim outside insert mode.
+	idle map[string]bool
+}
+
+// asking records whether the editor asks about uri while it changes.
+func (as *aheads) asking(uri string, automatic bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.idle == nil {
+		as.idle = map[string]bool{}
+	}
+	if automatic {
+		delete(as.idle, uri)
+	} else {
+		as.idle[uri] = true
+	}
+}
+
+// editorIdle reports whether the editor said it does not ask about uri while it changes.
+func (as *aheads) editorIdle(uri string) bool {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.idle[uri]
+}
+
+// bridgeAsking handles acp-lsp-bridge/asking.
+func (s *Server) bridgeAsking(raw json.RawMessage) error {
+	var p struct {
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+		Automatic *bool `json:"automatic"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil || p.TextDocument.URI == "" || p.Automatic == nil {
+		return fmt.Errorf("%s: want {textDocument: {uri}, automatic: bool}", NotifyAsking)
+	}
+	s.ahead.asking(p.TextDocument.URI, *p.Automatic)
+	if !*p.Automatic {
+		s.ahead.changed(p.TextDocument.URI) // what was asked ahead would not be taken
+	}
+	return nil
 }
 
 // ahead is one request asked ahead: scheduled (timer), then in flight until done is closed.
@@ -105,7 +149,12 @@ func (as *aheads) joinable(uri string, version, cursor int, automatic bool) *ahe
 }
 
 // closed forgets uri.
-func (as *aheads) closed(uri string) { as.changed(uri) }
+func (as *aheads) closed(uri string) {
+	as.changed(uri)
+	as.mu.Lock()
+	delete(as.idle, uri)
+	as.mu.Unlock()
+}
 
 // askAheadAfter schedules, after a change of snap's document ending at cursor, a request asked
 // ahead, when the bridge asks ahead for this agent and document. A change that completed a
@@ -125,8 +174,9 @@ func (s *Server) askAheadAfter(snap *document.Snapshot, cursor int, accepted boo
 		return
 	}
 	uri := snap.URI
-	if !s.editorAsksItself.Load() || !s.reqs.automatic(uri) || s.isWithheld(uri) {
-		// An editor that asks only when the user does (a code action menu) would never take it.
+	if !s.editorAsksItself.Load() || s.ahead.editorIdle(uri) || !s.reqs.automatic(uri) || s.isWithheld(uri) {
+		// An editor that asks only when the user does (a code action menu), or not now (Neovim
+		// outside insert mode), would never take it.
 		return
 	}
 	if len(s.typedThrough(snap, cursor)) > 0 {

@@ -283,3 +283,30 @@ func TestAskAheadAtOnceAfterAnAccept(t *testing.T) {
 		t.Errorf("the text after the accept: %q", e.Text(uri))
 	}
 }
+
+// TestAskAheadNotWhileTheEditorDoesNotAsk: an editor that says it does not ask about a document
+// while it changes (acp-lsp-bridge/asking: Neovim outside insert mode) is not asked ahead for
+// it, until it says it asks again.
+func TestAskAheadNotWhileTheEditorDoesNotAsk(t *testing.T) {
+	a := &appendAtCursor{}
+	e := aheadEditor(t, a.suggest, nil, 10*time.Millisecond, "x := f\n")
+	const uri = aheadURI
+	base := editorAsks(t, e, uri)
+	e.Notify(lspside.NotifyAsking, map[string]any{"textDocument": map[string]any{"uri": uri}, "automatic": false})
+	e.Edit(uri, 6, 6, "o")
+	time.Sleep(100 * time.Millisecond) // ten times the ask-ahead's wait: nothing may come of it
+	if _, err := e.InlineTriggered(uri, fakeeditor.At(0, 7), 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, triggers := suggestsReceived(e); n != base+1 {
+		t.Errorf("the agent received %d nes/suggest (%v) after the change, want only the one asked by hand", n-base, triggers[base:])
+	}
+	e.Notify(lspside.NotifyAsking, map[string]any{"textDocument": map[string]any{"uri": uri}, "automatic": true})
+	e.Edit(uri, 7, 7, "o")
+	waitSuggests(t, e, base+2, "asked ahead once the editor asks again")
+	// Params it cannot read: a log line, and the bridge goes on.
+	e.Notify(lspside.NotifyAsking, map[string]any{"textDocument": map[string]any{"uri": uri}})
+	if _, err := e.InlineTriggered(uri, fakeeditor.At(0, 8), 1); err != nil {
+		t.Fatal(err)
+	}
+}

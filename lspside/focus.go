@@ -21,6 +21,10 @@ const (
 	// NotifyDiagnostics {textDocument: {uri}, diagnostics: [LSP Diagnostic]}: the diagnostics the
 	// editor shows for a document (from every language server), replacing the previous ones.
 	NotifyDiagnostics = "acp-lsp-bridge/diagnostics"
+	// NotifyAsking {textDocument: {uri}, automatic: bool}: whether the editor asks for
+	// suggestions while the user changes the document from now on (Neovim's ghost text: only in
+	// insert mode). The bridge asks ahead only while it does (ahead.go).
+	NotifyAsking = "acp-lsp-bridge/asking"
 )
 
 // bridgeDidFocus handles acp-lsp-bridge/didFocus.

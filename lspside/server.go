@@ -379,6 +379,8 @@ func (s *Server) notification(ctx context.Context, method string, params json.Ra
 		err = s.bridgeDidFocus(ctx, params)
 	case NotifyDiagnostics:
 		err = s.bridgeDiagnostics(params)
+	case NotifyAsking:
+		err = s.bridgeAsking(params)
 	case "textDocument/didShowInlineEdit": // Copilot's: the client showed an inline edit
 		s.log.Debug().Msg("the editor showed an inline edit")
 	case "workspace/didChangeWorkspaceFolders":
