@@ -46,7 +46,7 @@ dist:
 
 # Every benchmark, then the table of the performance budgets (README "Performance").
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -timeout=60m ./... | $(GO) run ./internal/benchtable
+	$(GO) test -run='^$$' -bench=. -benchmem -timeout=60m ./... | $(GO) run ./tools/benchtable
 
 # The packages with fuzz targets. Each target's corpus is committed in testdata/fuzz/<Name>/ and
 # runs, with the targets' seeds, as ordinary tests.

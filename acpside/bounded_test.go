@@ -13,8 +13,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/rs/zerolog"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // TestAbandonedRequestsAreBounded: an agent that never answers nes/suggest, not even once it is

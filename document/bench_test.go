@@ -5,7 +5,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // BenchmarkApplyOneCharChange measures what one keystroke costs the mirror: Store.Change with a

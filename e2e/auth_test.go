@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 	"os"
 	"path/filepath"
 	"slices"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 

@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 	"io"
 	"os"
 	"os/exec"
@@ -22,7 +22,7 @@ import (
 
 	"go.lsp.dev/uri"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 var buildOnce struct {
@@ -66,7 +66,7 @@ func binaries(t testing.TB) (bridge, agent string) {
 			return
 		}
 		buildOnce.dir = dir
-		for _, b := range [][2]string{{"acp-lsp-bridge", "./cmd/acp-lsp-bridge"}, {"acp-test-agent", "./internal/testagent/cmd/acp-test-agent"}, {"acp-test-lsp", "./internal/testlsp/cmd/acp-test-lsp"}} {
+		for _, b := range [][2]string{{"acp-lsp-bridge", "./cmd/acp-lsp-bridge"}, {"acp-test-agent", "./internal/test/testagent/cmd/acp-test-agent"}, {"acp-test-lsp", "./internal/test/testlsp/cmd/acp-test-lsp"}} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]+exeSuffix), b[1])
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -95,7 +95,7 @@ func skipOnWindows(t testing.TB, why string) {
 	}
 }
 
-// testLSP is the second language server of the editor tests (internal/testlsp), built with the
+// testLSP is the second language server of the editor tests (internal/test/testlsp), built with the
 // bridge.
 func testLSP(t testing.TB) string {
 	t.Helper()
@@ -139,7 +139,7 @@ func agentOption(command string, args ...string) map[string]any {
 }
 
 // bridgeProc is the real binary, started as an editor starts its language server, with the fake
-// editor (internal/fakeeditor) on its stdio.
+// editor (internal/test/fakeeditor) on its stdio.
 type bridgeProc struct {
 	*fakeeditor.Env
 	t       testing.TB

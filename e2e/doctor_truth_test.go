@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // TestDoctorSaysWhatTheAgentGets runs doctor against testdata/peers/context-agent.mjs (the

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // emacsScenario is what testdata/emacs/code-action.el does: open File with Text, put the cursor

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // TestBinaryFIMChunksComeFromWhatTheUserWorkedIn: through the real bridge and agent, the chunks

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/eval"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/eval"
 )
 
 // TestRealLlamaServerEvalFIM runs `acp-lsp-bridge eval --model-format fim` as a user would against
@@ -120,7 +120,7 @@ func TestRealLlamaServerEvalFIM(t *testing.T) {
 	// for eval whatever it copies.
 	dir := t.TempDir()
 	for _, name := range []string{"go-complete-call-args.txtar", "go-complete-loop-body.txtar"} {
-		data, err := os.ReadFile(filepath.Join(moduleRoot(t), "internal", "eval", "testdata", "fim", name))
+		data, err := os.ReadFile(filepath.Join(moduleRoot(t), "internal", "cmd", "eval", "testdata", "fim", name))
 		if err != nil {
 			t.Fatal(err)
 		}

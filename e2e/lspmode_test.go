@@ -23,7 +23,7 @@ func lspModeEnv(t *testing.T) (emacs, loadPath string) {
 
 // TestLspModeBesideAnotherServer runs the real lsp-mode 10 in Emacs 30 (testdata/emacs/lsp-mode.el)
 // with the shipped editors/emacs/acp-lsp-bridge-lsp-mode.el, the bridge as an add-on beside the
-// buffer's own language server (internal/testlsp, which takes the client's first position
+// buffer's own language server (internal/test/testlsp, which takes the client's first position
 // encoding, as LSP asks of servers). lsp-mode keeps one position encoding per buffer, the one of the
 // server that initialized last, so both servers must take lsp-mode's first choice, utf-32. The
 // script types after astral-plane, CJK and combining-mark text (characters, deletions, a new line)

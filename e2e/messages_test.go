@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // noNESAgent returns node and testdata/peers/no-nes-agent.mjs (the official ACP SDK).

@@ -2,7 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 	"net/http"
 	"net/http/httptest"
 	"strings"

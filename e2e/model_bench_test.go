@@ -21,7 +21,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // chatRegionAnswer answers a chat-format prompt (the model agent's own, for a model name that is

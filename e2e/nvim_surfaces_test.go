@@ -18,8 +18,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // TestNeovimSurfaces runs headless Neovim 0.12 against the bridge for the surfaces other than
@@ -107,7 +107,7 @@ type surfacesScriptedSugg struct {
 	After   int    `json:"after"`
 }
 
-// surfacesAgentMain runs the test agent (internal/testagent) on stdin/stdout with a Suggest hook
+// surfacesAgentMain runs the test agent (internal/test/testagent) on stdin/stdout with a Suggest hook
 // that answers from a script file; used by the code-action cases.
 func surfacesAgentMain(args []string) int {
 	fs := flag.NewFlagSet(surfacesAgentArg, flag.ContinueOnError)
@@ -295,7 +295,7 @@ func surfacesRun(t *testing.T, nvim, script, bridge string, agentCmd []string, e
 
 // TestNeovimCodeActionMenuNeverWaits: real Neovim 0.12 with two language servers in one buffer,
 // the bridge (its agent busy 5 s on each suggestion) and the language's own server
-// (internal/testlsp, one code action at once). Neovim opens the code-action menu only once both
+// (internal/test/testlsp, one code action at once). Neovim opens the code-action menu only once both
 // have answered: it opens within the bridge's --code-action-wait, with the language server's
 // action; after the agent's 5 s the menu offers its suggestion too, without asking it again
 // (testdata/nvim/code_action_wait.lua).

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // TestNeovimInlineCompletion runs Neovim's own LSP client (vim.lsp.inline_completion, Neovim

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // TestNoProcessOutlivesTheBridge: agents that leave processes behind as npm agents do (a wrapper

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // TestBinaryPrefetchAtTheAccept: through the real bridge and the model agent (chat, which does not

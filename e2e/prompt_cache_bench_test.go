@@ -15,7 +15,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/eval"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/eval"
 )
 
 // The workspace of BenchmarkPromptCache: the file typed in (cacheMain, 263 lines) and two other

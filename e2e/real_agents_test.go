@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // realAgent is a real coding agent from npm (tools/install-real-agents.sh), and what it does

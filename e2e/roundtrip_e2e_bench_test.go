@@ -26,7 +26,7 @@ import (
 //     bridge, with its own agent process;
 //   - direct: the same nes/suggest sent by a client that speaks ACP to another process of the same
 //     agent, with no bridge code in between (the baseline);
-//   - relay: the same nes/suggest through internal/testrelay, a process that only converts the
+//   - relay: the same nes/suggest through internal/test/testrelay, a process that only converts the
 //     framing (the floor of one extra hop).
 //
 // It reports the medians, the median ratio bridge/direct, the time the bridge and the relay add at
@@ -43,10 +43,10 @@ func BenchmarkEndToEndRoundTrip(b *testing.B) {
 	node, modules := sdkPeer(b)
 	bridgeBin, _ := binaries(b)
 	relayBin := filepath.Join(b.TempDir(), "testrelay")
-	build := exec.Command("go", "build", "-o", relayBin, "./internal/testrelay")
+	build := exec.Command("go", "build", "-o", relayBin, "./internal/test/testrelay")
 	build.Dir = moduleRoot(b)
 	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build ./internal/testrelay: %v\n%s", err, out)
+		b.Fatalf("go build ./internal/test/testrelay: %v\n%s", err, out)
 	}
 	script := filepath.Join(moduleRoot(b), "testdata", "peers", "bench-agent.mjs")
 	env := append(os.Environ(), "PEERS_NODE_MODULES="+modules)

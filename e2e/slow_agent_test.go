@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // slowAgentSession is the bridge (args) with testdata/peers/nes-agent.mjs (the official ACP SDK)

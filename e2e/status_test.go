@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // TestBinaryStatusWhileTheAgentStarts: an agent slow to start (2 s): the editor, which supports

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // TestVersionReachesEditorAndAgent: the version --version prints is the one the editor reads in

@@ -1,13 +1,13 @@
 package lspside_test
 
 import (
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
 )
 
 // rawFrame writes one LSP frame with this body straight to the bridge's input.

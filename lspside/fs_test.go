@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
 )
 
 func (e *editor) agentCall(method string, params any) (json.RawMessage, error) {

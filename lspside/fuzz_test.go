@@ -19,8 +19,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 

@@ -1,7 +1,7 @@
 package lspside_test
 
 import (
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 
 	"context"
 	"encoding/json"
@@ -14,12 +14,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 
-// editor is the fake editor (internal/fakeeditor) talking LSP to an in-process bridge, which talks
+// editor is the fake editor (internal/test/fakeeditor) talking LSP to an in-process bridge, which talks
 // ACP to an in-process scripted agent, all over pipes.
 type editor struct {
 	*fakeeditor.Env

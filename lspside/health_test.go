@@ -9,8 +9,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 

@@ -1,7 +1,7 @@
 package lspside_test
 
 import (
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 
 	"context"
 	"strings"
@@ -10,8 +10,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // BenchmarkKeystroke measures one keystroke through the bridge: from the editor's one-character

@@ -1,7 +1,7 @@
 package lspside_test
 
 import (
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 
 	"context"
 	"fmt"
@@ -15,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
 )
 
 // roundTripDoc is a 2,000-line document; the request is on its last line.

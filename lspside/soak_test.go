@@ -1,15 +1,15 @@
 package lspside_test
 
 import (
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 
 	"math/rand"
 	"testing"
 	"time"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/lspside"
 )
 

@@ -1,7 +1,7 @@
 package lspside_test
 
 import (
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 
 	"slices"
 	"strings"
@@ -10,7 +10,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
 )
 
 // The agent starts in the background: initialize is answered while the agent is still starting,

@@ -2,7 +2,7 @@ package lspside_test
 
 import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 
 	"encoding/json"
 	"path/filepath"
@@ -12,8 +12,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"go.lsp.dev/uri"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // workspaceDir makes a workspace folder on disk and returns its URI and path.

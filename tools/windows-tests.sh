@@ -21,7 +21,7 @@ if [ "$(stat -c %d:%i .)" != "$(stat -c %d:%i "$R$PWD" 2>/dev/null)" ]; then
 	exit 1
 fi
 mkdir -p "$R/tmp/winbin"
-for b in acp-lsp-bridge:./cmd/acp-lsp-bridge acp-test-agent:./internal/testagent/cmd/acp-test-agent acp-test-lsp:./internal/testlsp/cmd/acp-test-lsp; do
+for b in acp-lsp-bridge:./cmd/acp-lsp-bridge acp-test-agent:./internal/test/testagent/cmd/acp-test-agent acp-test-lsp:./internal/test/testlsp/cmd/acp-test-lsp; do
 	GOOS=windows GOARCH=amd64 $GO build -o "$R/tmp/winbin/${b%%:*}.exe" "${b#*:}"
 done
 

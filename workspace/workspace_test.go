@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // tree is a workspace folder beside a folder outside it, with links that stay inside and links

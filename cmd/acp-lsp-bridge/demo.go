@@ -15,7 +15,7 @@ import (
 
 	"go.lsp.dev/uri"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // demoDoc is the file the demo edits.

@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/doctor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/doctor"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
@@ -128,7 +128,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer stop()
 
 	// Logs go to stderr, and only with --verbose; what doctor reports comes from the agent's
-	// events (internal/doctor), not from them.
+	// events (internal/cmd/doctor), not from them.
 	log := zerolog.Nop()
 	if opts.verbose {
 		zerolog.TimeFieldFormat = time.RFC3339Nano

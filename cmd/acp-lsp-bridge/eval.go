@@ -16,7 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/eval"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/eval"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/eval"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/eval"
 )
 
 // fakeFIM answers fill-in-the-middle requests for the scenarios of the FIM set as llama-server

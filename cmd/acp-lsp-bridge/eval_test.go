@@ -18,7 +18,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/eval"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/eval"
 )
 
 func TestEvalArgs(t *testing.T) {
@@ -611,14 +611,14 @@ func TestEvalBinaryRawFormat(t *testing.T) {
 	fake.mu.Unlock()
 }
 
-// copyScenarios copies the named scenarios of a built-in set's folder (internal/eval/testdata/
+// copyScenarios copies the named scenarios of a built-in set's folder (internal/cmd/eval/testdata/
 // folder) into a new directory, and returns it with the scenarios read.
 func copyScenarios(t *testing.T, folder string, names ...string) (string, []*eval.Scenario) {
 	t.Helper()
 	dir := t.TempDir()
 	var scenarios []*eval.Scenario
 	for _, name := range names {
-		data, err := os.ReadFile(filepath.Join("..", "..", "internal", "eval", "testdata", folder, name+eval.Ext))
+		data, err := os.ReadFile(filepath.Join("..", "..", "internal", "cmd", "eval", "testdata", folder, name+eval.Ext))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -843,7 +843,7 @@ func TestEvalBinaryGateKeepsNoiseBack(t *testing.T) {
 				if tc.only != nil && !slices.Contains(tc.only, s.Name) {
 					continue
 				}
-				data, err := os.ReadFile(filepath.Join("..", "..", "internal", "eval", "testdata", "scenarios", s.File))
+				data, err := os.ReadFile(filepath.Join("..", "..", "internal", "cmd", "eval", "testdata", "scenarios", s.File))
 				if err != nil {
 					t.Fatal(err)
 				}

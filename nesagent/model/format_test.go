@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 

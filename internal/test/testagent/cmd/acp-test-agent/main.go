@@ -16,7 +16,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testagent"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testlsp"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testlsp"
 )
 
 func main() {

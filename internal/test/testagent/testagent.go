@@ -18,7 +18,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 

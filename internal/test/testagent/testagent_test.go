@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/testutil"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
 
 // TestReceivedInWireOrder: the agent's record of what it received (Received, Config.Log) is in
