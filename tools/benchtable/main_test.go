@@ -28,8 +28,9 @@ func TestTable(t *testing.T) {
 	got := strings.Join(strings.Fields(out.String()), " ") // the columns' padding aside
 	for _, want := range []string{
 		"1. Round trip in one process: median, bridge / direct 1.80 ≤ 2.00 kept",
-		"1. End to end: median, bridge / direct 2.28 ≤ 1.50 OVER",
-		"1. End to end: bytes the bridge allocates per request 14457 ≤ 8192 OVER",
+		"1. End to end: median, bridge / direct 2.28 ≤ 1.90 REGRESSED",
+		"1. End to end: bytes the bridge allocates per request 14457 ≤ 8192 REGRESSED",
+		"1. End to end: added at p99 (µs) 1610 - reported",
 		"added at p99 (µs) 150 ≤ 1000 kept",
 		"fewer agent calls (%) 80.0 ≥ 80.0 kept",
 		"2. Keystroke to an incremental agent: 10 MB / 100 KB 3.50 ≤ 3.00 OVER",
@@ -43,5 +44,42 @@ func TestTable(t *testing.T) {
 	}
 	if status != 1 {
 		t.Errorf("status %d with a budget missing, want 1", status)
+	}
+}
+
+// TestGuardFailsTheTable: with every figure present, a target over its limit is reported and the
+// table passes; a guard past its limit fails it.
+func TestGuardFailsTheTable(t *testing.T) {
+	all := func() map[string]map[string]float64 {
+		r := map[string]map[string]float64{}
+		put := func(bench, unit string, v float64) {
+			if r[bench] == nil {
+				r[bench] = map[string]float64{}
+			}
+			r[bench][unit] = v
+		}
+		for _, b := range budgets {
+			put(b.benchmark, b.unit, b.limit)
+		}
+		for _, f := range reported {
+			put(f.benchmark, f.unit, 1)
+		}
+		return r
+	}
+	var out strings.Builder
+	if status := write(&out, all()); status != 0 {
+		t.Fatalf("status %d with every budget at its limit:\n%s", status, out.String())
+	}
+	target := all()
+	target["BenchmarkNeovimTyping"]["stream-ghost-ms"] = 338
+	out.Reset()
+	if status := write(&out, target); status != 0 || !strings.Contains(out.String(), "OVER") {
+		t.Errorf("status %d with a target over its limit, want 0 and OVER:\n%s", status, out.String())
+	}
+	guard := all()
+	guard["BenchmarkEndToEndRoundTrip"]["cpu-µs/req"] = 420
+	out.Reset()
+	if status := write(&out, guard); status != 1 || !strings.Contains(out.String(), "REGRESSED") {
+		t.Errorf("status %d with a guard past its limit, want 1 and REGRESSED:\n%s", status, out.String())
 	}
 }
