@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,20 @@ func main() {
 		os.Exit(2)
 	}
 	r := Release{Version: *version, Targets: strings.Split(*targets, ","), Root: ".", Log: os.Stderr}
+	if *check {
+		// Both builds from one copy of the tree: a file changed meanwhile (an editor saving, a
+		// checkout) would otherwise read as a build that is not reproducible.
+		snap, err := os.MkdirTemp("", "acp-lsp-bridge-src-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dist:", err)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(snap)
+		if r, err = r.Snapshot(snap); err != nil {
+			fmt.Fprintln(os.Stderr, "dist:", err)
+			os.Exit(1)
+		}
+	}
 	if *binOnly != "" {
 		if _, err := r.BuildBinaries(*binOnly); err != nil {
 			fmt.Fprintln(os.Stderr, "dist:", err)
@@ -98,6 +113,46 @@ type Release struct {
 	// Epoch is the time every archived file carries; zero: SOURCE_DATE_EPOCH, else the commit's
 	// time, else 2000-01-01.
 	Epoch time.Time
+}
+
+// Snapshot copies the tree at r.Root (all but .git and what builds and packages write: dist, bin,
+// node_modules, out) into dir, and returns r building from that copy, with the time its archived
+// files carry taken from r.Root. Builds from one snapshot read the same sources, whatever changes
+// in the tree meanwhile.
+func (r Release) Snapshot(dir string) (Release, error) {
+	if r.Epoch.IsZero() {
+		r.Epoch = epoch(r.Root)
+	}
+	skip := map[string]bool{".git": true, "dist": true, "bin": true, "node_modules": true, "out": true}
+	err := filepath.WalkDir(r.Root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(r.Root, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && skip[d.Name()] && rel != "." {
+			return filepath.SkipDir
+		}
+		to := filepath.Join(dir, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case !d.Type().IsRegular():
+			return nil // links and the like: no build reads them
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		return r, fmt.Errorf("a copy of the tree to build from: %w", err)
+	}
+	r.Root = dir
+	return r, nil
 }
 
 // Build writes the archives, SHA256SUMS and bin/ into out.

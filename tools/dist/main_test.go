@@ -142,7 +142,12 @@ func TestReleaseBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	const version = "v1.2.3-test"
-	r := Release{Version: version, Targets: Targets, Root: root}
+	// Both builds from one copy of the tree, as `make dist -check` builds: someone editing the
+	// tree meanwhile does not make them differ (TestReleaseBuildFromASnapshot).
+	r, err := Release{Version: version, Targets: Targets, Root: root}.Snapshot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, second := t.TempDir(), t.TempDir()
 	if err := r.Build(first); err != nil {
 		t.Fatal(err)
@@ -235,4 +240,53 @@ func platformOf(t *testing.T, b []byte) string {
 		return "windows/" + map[uint16]string{pe.IMAGE_FILE_MACHINE_AMD64: "amd64", pe.IMAGE_FILE_MACHINE_ARM64: "arm64"}[f.Machine]
 	}
 	return "unknown"
+}
+
+// TestReleaseBuildFromASnapshot: the tree changes between two builds (here the binary's usage
+// text, in a copy of the tree taken as the user's): the two builds from the snapshot taken
+// before are still the same bytes, where a build from the tree itself now differs.
+func TestReleaseBuildFromASnapshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bridge three times")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Release{Version: "v0.0.1-test", Targets: []string{runtime.GOOS + "/" + runtime.GOARCH}, Root: root}.Snapshot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tree.Snapshot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second, direct := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := snap.Build(first); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(tree.Root, "cmd", "acp-lsp-bridge", "main.go")
+	src, err := os.ReadFile(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := bytes.Replace(src, []byte("acp-lsp-bridge: Next Edit Suggestions from any ACP agent"), []byte("acp-lsp-bridge: Next Edit Suggestions, changed, from any ACP agent"), 1)
+	if bytes.Equal(changed, src) {
+		t.Fatal("main.go has no text to change")
+	}
+	if err := os.WriteFile(main, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.Build(second); err != nil {
+		t.Fatal(err)
+	}
+	if err := SameArchives(first, second); err != nil {
+		t.Errorf("two builds of one snapshot: %v", err)
+	}
+	if err := tree.Build(direct); err != nil {
+		t.Fatal(err)
+	}
+	if SameArchives(first, direct) == nil {
+		t.Error("a build of the changed tree is the same as the first: the change did not reach the binary, and this test shows nothing")
+	}
 }
