@@ -232,25 +232,33 @@ func noNESMessage(name string) string {
 		"use a model agent (`acp-lsp-bridge agent --model-url URL --model NAME`), or check another agent with `acp-lsp-bridge doctor -- COMMAND`.", name)
 }
 
-// exitedMessage tells the user that the agent's process ended before answering step, how it
-// ended, and the last lines it wrote to stderr, which usually say why.
-func exitedMessage(cmd *acpside.Command, status, step string, stderr []string) string {
-	who := "the agent"
-	if cmd != nil && cmd.Path != "" {
-		who = fmt.Sprintf("the agent `%s`", cmd)
+// exitedMessage tells the user that who's process ended (before answering step, when it is set),
+// how it ended, and the last lines it wrote to stderr, which usually say why.
+func exitedMessage(who, status, step string, stderr []string) string {
+	msg := fmt.Sprintf("acp-lsp-bridge: %s exited (%s)", who, status)
+	if step != "" {
+		msg += " before answering " + step
 	}
-	msg := fmt.Sprintf("acp-lsp-bridge: %s exited (%s) before answering %s.", who, status, step)
+	msg += "."
 	if len(stderr) > 0 {
 		msg += " It wrote: " + strings.Join(stderr, " | ")
 	}
 	return msg
 }
 
+// commandName names the agent by its command, before it has said its name.
+func commandName(cmd *acpside.Command) string {
+	if cmd != nil && cmd.Path != "" {
+		return fmt.Sprintf("the agent `%s`", cmd)
+	}
+	return "the agent"
+}
+
 // initFailure is what the user is told of an agent whose initialize failed: its exit status and
 // what it wrote, when it exited; else the agent's error.
 func initFailure(agent *acpside.Agent, cmd *acpside.Command, name string, err error) string {
 	if status, stderr, ok := agent.Exited(time.Second); ok {
-		return exitedMessage(cmd, status, "initialize", stderr)
+		return exitedMessage(commandName(cmd), status, "initialize", stderr)
 	}
 	return fmt.Sprintf("acp-lsp-bridge: %s did not initialize: %v", name, err)
 }
@@ -282,11 +290,21 @@ func (s *Server) agentFailed(ctx context.Context, gen uint64, msg string, err er
 // it restarted.
 func (s *Server) watchAgent(ctx context.Context, gen uint64, agent *acpside.Agent, name string) {
 	<-agent.Done()
-	why := errors.New("the agent exited")
+	s.agentExited(ctx, gen, name, endOf(agent, name))
+}
+
+// endOf says how a running agent ended: the bridge ended it (it was stuck); else, as at a first
+// start, its exit status and the last lines it wrote to stderr, which usually say why; else (no
+// process of the bridge's to wait for, or one still running after its output closed) only that
+// it exited.
+func endOf(agent *acpside.Agent, name string) error {
 	if r := agent.Stuck(); r != "" {
-		why = fmt.Errorf("the bridge ended it: %s", r)
+		return fmt.Errorf("the bridge ended it: %s", r)
 	}
-	s.agentExited(ctx, gen, name, why)
+	if status, stderr, ok := agent.Exited(time.Second); ok {
+		return startError{exitedMessage(name, status, "", stderr)}
+	}
+	return errors.New("the agent exited")
 }
 
 // currentAgent returns the agent if it is ready, without waiting. Nothing waits for the agent:

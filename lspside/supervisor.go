@@ -329,8 +329,9 @@ func (v *supervisor) closed() {
 	v.mu.Unlock()
 }
 
-// startError is an agent's failure to start again, told as at its first start (msg, a whole
-// sentence): what it wrote as it exited, not the protocol's error.
+// startError is an agent's exit told as at its first start (msg, a whole sentence): its exit
+// status and what it wrote as it exited, not the protocol's error. It is how an agent that could
+// not start again ended, or one that exited while it ran.
 type startError struct{ msg string }
 
 func (e startError) Error() string { return e.msg }
