@@ -270,7 +270,11 @@ func TestAgentFaults(t *testing.T) {
 		uri := s.open("a.go")
 		for round := 1; round <= 2; round++ {
 			s.wantNone(uri) // the agent exits with the request: an outage, not an error
-			s.b.waitMessage("acp-test-agent exited")
+			said := s.b.waitMessage("acp-test-agent exited")
+			// Told as a failure to start is: its exit status and the last words on its stderr.
+			if m, want := said[len(said)-1], "acp-lsp-bridge: acp-test-agent exited (exit status 3). It wrote: acp-test-agent: exiting with status 3 on purpose (--fault exit). Restarting it."; m != want {
+				t.Errorf("round %d: the editor was told %q, want %q", round, m, want)
+			}
 			// Said once: nothing more about the exit until the restarted agent is ready.
 			if msgs := s.b.waitMessage("acp-test-agent is ready"); countContaining(msgs, "exited") != 0 {
 				t.Errorf("round %d: the editor was told again that the agent exited: %q", round, msgs)

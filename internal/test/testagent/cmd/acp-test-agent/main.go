@@ -68,7 +68,7 @@ func main() {
 		}
 		go cmd.Wait()
 	}
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, Sessions: *sessions, DidFocus: *focus, Fault: *fault, Exit: os.Exit, StartDelay: *startDelay, SuggestDelay: *suggestDelay, MirrorDir: *mirrorDir,
+	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, Sessions: *sessions, DidFocus: *focus, Fault: *fault, Exit: exitSaying, StartDelay: *startDelay, SuggestDelay: *suggestDelay, MirrorDir: *mirrorDir,
 		Stall: *stall, StallOnce: *stallOnce, Trickle: *trickle}
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
@@ -124,6 +124,13 @@ func main() {
 		}
 	}
 	testagent.New(cfg).Serve(os.Stdin, os.Stdout)
+}
+
+// exitSaying ends the agent for the "exit" fault, saying so on stderr first, as an agent that
+// crashes usually says why.
+func exitSaying(code int) {
+	fmt.Fprintf(os.Stderr, "acp-test-agent: exiting with status %d on purpose (--fault exit)\n", code)
+	os.Exit(code)
 }
 
 // recordPID appends "role pid" to path, when set.
