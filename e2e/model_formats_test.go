@@ -131,7 +131,7 @@ func fakeLlamaServer(t *testing.T, f modelFormat, workspace string) (*httptest.S
 	var mu sync.Mutex
 	answered := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/version" { // no Ollama here
+		if r.Method == http.MethodGet { // no Ollama at /api/version, no llama-server's /props (doctor asks both)
 			http.NotFound(w, r)
 			return
 		}
