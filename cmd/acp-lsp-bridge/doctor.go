@@ -15,6 +15,7 @@ import (
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/doctor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent/model"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
@@ -33,6 +34,9 @@ then nes/close, ends the agent, and reports:
   - with --prompt, one suggestion asked on a small sample document, how long it took, and
     whether that is longer than the bridge waits (then the flag to raise);
   - the ACP protocol version, the agent's name, title and version, and its auth methods;
+  - for the built-in model agent, its model and prompt format, and what serves the model
+    (Ollama, llama-server or another OpenAI-compatible server: the agent, which doctor runs with
+    ACP_LSP_BRIDGE_DOCTOR=1, asks its server at start) and where each prompt goes;
   - the document events it asked for (didOpen, didChange and its sync kind, didClose, didSave,
     didFocus) and the nes/suggest context keys (with maxCount);
   - the negotiated position encoding, and how long initialize and nes/start took;
@@ -145,6 +149,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	opts.command.Dir = dir
 	cmd := opts.command
+	// The one difference from the bridge's start: the model agent asks its server what it is at
+	// start, whatever its format, and says so for the report (model.DoctorEnv).
+	cmd.Env = map[string]string{model.DoctorEnv: "1"}
 	rep := doctor.Check(ctx, doctor.Run{
 		Command: cmd,
 		Dir:     dir,

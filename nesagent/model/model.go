@@ -20,6 +20,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -327,10 +328,20 @@ func preview(data []byte) string {
 	return fmt.Sprintf("%q", s)
 }
 
+// DoctorEnv is set (to any value) in the environment of the agent that acp-lsp-bridge doctor
+// checks: the model agent then asks its server at start what it is, for every format, as its
+// first request would (GET /api/version, then GET /props), keeps the answer for its requests, and
+// says in agentInfo._meta what serves the model and where its prompts go. Without it (under the
+// bridge), only a FIM agent asks at start; the others ask at their first request, or learn it from
+// the answers.
+const DoctorEnv = "ACP_LSP_BRIDGE_DOCTOR"
+
 // ServerKind says what serves the model, for doctor and the log: a hosted service's format names
-// the service; for fim, whose requests go where the server takes them, the server is asked as
-// the first request would ask it (within wait; the answer is kept for that request); for the
-// others, what --model-server said or that it is asked at the first raw prompt.
+// the service; for fim, whose requests go where the server takes them, and for every format when
+// doctor runs the agent (DoctorEnv), the server is asked as the first request would ask it
+// (within wait; the answer is kept for the requests), and the answer says what it is, how that was
+// found, and where the format's prompts go with what; otherwise what --model-server said, or that
+// it is asked at the first prompt.
 func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	name := e.format.Name()
 	h, ok := e.c.(*httpCompleter)
@@ -343,11 +354,10 @@ func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	if h.hostedFIM {
 		return h.Kind()
 	}
-	if name != "fim" {
-		if k := h.Kind(); h.fixed {
-			return k + " (--model-server)"
-		}
-		if name == "chat" || name == "instinct" {
+	class := promptClass(name)
+	doctor := os.Getenv(DoctorEnv) != ""
+	if class != "FIM" && !doctor && !h.fixed {
+		if class == "chat" {
 			return "OpenAI-compatible chat completions"
 		}
 		return "asked at the first prompt (Ollama or OpenAI-compatible)"
@@ -355,15 +365,85 @@ func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	k := h.serverKind(ctx, dctx, true)
-	switch k {
-	case kindLlamaServer:
-		return "llama-server (FIM prompts to /infill)"
-	case kindOllama:
-		return "Ollama (FIM prompts to /api/generate with suffix)"
-	case kindOpenAI:
-		return "OpenAI-compatible (FIM prompts to /v1/completions with the model's tokens)"
+	h.mu.Lock()
+	found := h.found
+	h.mu.Unlock()
+	out := h.describeKind(class, k, found)
+	if h.fixed && doctor {
+		// The agent takes --model-server's word and asks nothing; doctor asks all the same, to
+		// say when the server is something else.
+		if other, why := h.askKind(dctx, true); other != kindUnknown && other != k {
+			out += "; but the server answers as " + other.String() + " (" + strings.Trim(why, "()") + "): use --model-server auto"
+		}
 	}
-	return "not known yet: the server did not answer (asked again at the first prompt)"
+	return out
+}
+
+// promptClass is what a format's prompts are: "chat" (chat completions: chat, Instinct), "FIM"
+// (fim) or "raw" (the next-edit models' own prompts: Zeta, Sweep).
+func promptClass(format string) string {
+	switch format {
+	case "chat", "instinct":
+		return "chat"
+	case "fim":
+		return "FIM"
+	}
+	return "raw"
+}
+
+// describeKind says what serves the model (k), where a format's prompts (class) go and with what,
+// and how k was found: "KIND (CLASS prompts to ENDPOINT ...); HOW".
+func (h *httpCompleter) describeKind(class string, k serverKind, found string) string {
+	if k == kindUnknown {
+		switch class {
+		case "chat":
+			return "not known yet: the server did not answer at /api/version or /props; chat prompts go to /v1/chat/completions whatever serves them"
+		case "FIM":
+			return "not known yet: the server did not answer (asked again at the first prompt)"
+		}
+		return "not known yet: the server did not answer (asked again at the first prompt: Ollama's raw prompts go to /api/generate, any other server's to /v1/completions)"
+	}
+	numCtx := "no num_ctx, so Ollama's own context size, as --model-context is not given"
+	if n := h.cfg.ContextTokens; n > 0 {
+		numCtx = fmt.Sprintf("num_ctx %d from --model-context", n)
+	}
+	var where string
+	switch {
+	case class == "chat" && k == kindOllama:
+		noCtx := "no num_ctx: Ollama runs the model with its own context size (OLLAMA_CONTEXT_LENGTH, or the model's num_ctx) and drops the start of a longer prompt"
+		if n := h.cfg.ContextTokens; n > 0 {
+			noCtx = fmt.Sprintf("no num_ctx: --model-context %d does not reach Ollama, which runs the model with its own context size (OLLAMA_CONTEXT_LENGTH, or the model's num_ctx) and drops the start of a longer prompt", n)
+		}
+		where = "chat prompts to /v1/chat/completions, Ollama's OpenAI layer, not /api/chat: model, messages, temperature 0, max_tokens; " + noCtx
+	case class == "chat" && k == kindLlamaServer:
+		where = "chat prompts to /v1/chat/completions with cache_prompt"
+	case class == "chat":
+		where = "chat prompts to /v1/chat/completions"
+	case class == "FIM" && k == kindLlamaServer:
+		where = "FIM prompts to /infill"
+	case class == "FIM" && k == kindOllama:
+		where = "FIM prompts to /api/generate with suffix; options num_predict, temperature 0, stop, " + numCtx
+	case class == "FIM":
+		where = "FIM prompts to /v1/completions with the model's tokens"
+	case k == kindOllama:
+		where = "raw prompts to /api/generate with raw set; options num_predict, temperature 0, stop, " + numCtx
+	case k == kindLlamaServer:
+		where = "raw prompts to /v1/completions with cache_prompt"
+	default:
+		where = "raw prompts to /v1/completions"
+	}
+	name := k.String()
+	how := "found by asking: " + strings.Trim(found, "()")
+	switch {
+	case strings.HasPrefix(found, "--model-server"):
+		how = "named by " + found
+	case k == kindOllama:
+		// "0.12.3 (it answers /api/version)": the version belongs to the name.
+		if v, rest, ok := strings.Cut(found, " ("); ok && !strings.HasPrefix(found, "(") {
+			name, how = name+" "+v, "found by asking: "+strings.TrimSuffix(rest, ")")
+		}
+	}
+	return name + " (" + where + "); " + how
 }
 
 // Billed reports whether each request goes to a hosted service that bills it: a hosted format,

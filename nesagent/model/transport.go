@@ -45,8 +45,11 @@ type httpCompleter struct {
 	// kind is what serves the model, as far as known; fixed when --model-server said it.
 	kind      serverKind
 	fixed     bool
-	kindTries int  // checks of the kind that got no answer
-	warned    bool // told that --model-server openai names an Ollama
+	kindTries int // checks of the kind that got no answer
+	// found is how kind was found: what the server answered the agent (the why of the log's
+	// line), or the --model-server that named it.
+	found  string
+	warned bool // told that --model-server openai names an Ollama
 	// timed: an answer carried llama-server's timings, which only llama-server adds: the server
 	// is llama-server whatever --model-server said, and takes cache_prompt.
 	timed bool
@@ -138,6 +141,9 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 	case "llama-server":
 		h.kind, h.fixed = kindLlamaServer, true
 		cfg.Log.Info("model: the server is llama-server (--model-server llama-server): raw prompts go to /v1/completions, FIM prompts to /infill")
+	}
+	if h.fixed {
+		h.found = "--model-server " + strings.ToLower(cfg.Server)
 	}
 	return h
 }
@@ -264,7 +270,7 @@ func (h *httpCompleter) setKindLocked(k serverKind, why string) {
 	if k == h.kind {
 		return
 	}
-	h.kind = k
+	h.kind, h.found = k, why
 	switch k {
 	case kindOllama:
 		h.cfg.Log.Info("model: the server is Ollama "+why+": raw prompts go to /api/generate with raw set, FIM prompts with suffix", "server", h.shown)
