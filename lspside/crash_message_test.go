@@ -1,6 +1,7 @@
 package lspside_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -33,12 +34,27 @@ func crashingAgent() {
 // wrote to stderr, then that it is restarted.
 func TestRunningAgentsCrashIsToldWithItsStatusAndLastWords(t *testing.T) {
 	const u = "file:///work/project/a.go"
+	started := make(chan *acpside.Agent, 1)
 	e := newEditor(t, harnessOpts{noAgent: true, cfg: lspside.Config{
 		RestartDelays: []time.Duration{time.Minute}, // told, not yet restarted, when the test ends
 		ConnectAgent: func(opts acpside.Options) (*acpside.Agent, error) {
-			return acpside.Start(acpside.Command{Path: os.Args[0], Env: map[string]string{crashingAgentEnv: "1"}}, opts)
+			a, err := acpside.Start(acpside.Command{Path: os.Args[0], Env: map[string]string{crashingAgentEnv: "1"}}, opts)
+			if err == nil {
+				started <- a
+			}
+			return a, err
 		},
 	}})
+	// The bridge closes no agent that exited by itself: closing it here waits for its process
+	// group's guard, which outlives it for a moment (a second under the race detector), to be gone
+	// before the package's leak check.
+	defer func() {
+		select {
+		case a := <-started:
+			a.Close(context.Background())
+		default:
+		}
+	}()
 	e.initialize("utf-16")
 	e.WaitReady()
 	e.Open(u, "x\n")
