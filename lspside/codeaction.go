@@ -3,6 +3,7 @@ package lspside
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -138,12 +139,12 @@ const DefaultCodeActionWait = 500 * time.Millisecond
 // after it, it returns nothing, and the request goes on by itself (until its own timeout, or a
 // newer request for the document supersedes it), its answer live for the next request and the
 // inline surfaces. A code action request that comes while one for the same version of the
-// document is still with the agent waits for that one instead of asking again (a menu opened
-// twice, a light bulb on each cursor move). The editor cancelling the request before the wait
-// ends cancels the agent's too, unless another request joined it.
+// document and the same diagnostics is still with the agent waits for that one instead of asking
+// again (a menu opened twice, a light bulb on each cursor move). The editor cancelling the
+// request before the wait ends cancels the agent's too, unless another request joined it.
 func (s *Server) suggestWithin(ctx context.Context, req suggestRequest, wait time.Duration) ([]*live, error) {
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p, started := s.asks.join(req.snap.URI, req.snap.Version, cancel)
+	p, started := s.asks.join(req.snap.URI, req.snap.Version, req.diagnostics, cancel)
 	if !started {
 		cancel()
 	} else {
@@ -175,12 +176,13 @@ func (s *Server) suggestWithin(ctx context.Context, req suggestRequest, wait tim
 // pendingAsk is a code action's nes/suggest still with the agent: the requests waiting for it, and
 // its answer once done is closed.
 type pendingAsk struct {
-	version int
-	waiting int
-	cancel  context.CancelFunc
-	done    chan struct{}
-	lives   []*live
-	err     error
+	version     int
+	diagnostics []lspDiagnostic // the context it asked with
+	waiting     int
+	cancel      context.CancelFunc
+	done        chan struct{}
+	lives       []*live
+	err         error
 }
 
 // pendingAsks are the code actions' nes/suggest in flight, by document.
@@ -189,19 +191,25 @@ type pendingAsks struct {
 	m  map[string]*pendingAsk
 }
 
-// join returns the ask in flight for uri at version, or a new one that cancel cancels (started:
-// the caller asks).
-func (a *pendingAsks) join(uri string, version int, cancel context.CancelFunc) (p *pendingAsk, started bool) {
+// join returns the ask in flight for uri at version with these diagnostics, or a new one that
+// cancel cancels (started: the caller asks).
+//
+// A request with other diagnostics does not join: the agent would answer about those it was
+// asked with, not the ones the user opened this menu on (a new error's quick fix). It asks anew,
+// and its nes/suggest supersedes the one in flight (requestSuggestions: one per document, the
+// newest wins), as any newer request for the document does; the older menu gets what its ask
+// got before it was superseded, most often nothing.
+func (a *pendingAsks) join(uri string, version int, diagnostics []lspDiagnostic, cancel context.CancelFunc) (p *pendingAsk, started bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.m == nil {
 		a.m = map[string]*pendingAsk{}
 	}
-	if p, ok := a.m[uri]; ok && p.version == version {
+	if p, ok := a.m[uri]; ok && p.version == version && slices.Equal(p.diagnostics, diagnostics) {
 		p.waiting++
 		return p, false
 	}
-	p = &pendingAsk{version: version, waiting: 1, cancel: cancel, done: make(chan struct{})}
+	p = &pendingAsk{version: version, diagnostics: diagnostics, waiting: 1, cancel: cancel, done: make(chan struct{})}
 	a.m[uri] = p
 	return p, true
 }
