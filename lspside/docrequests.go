@@ -15,6 +15,13 @@ type docRequests struct {
 	docs   map[string]*docRequest
 	seq    uint64 // the last nes/suggest's number
 	active string // the document the user is in ("": none known)
+	// told: the editor says which document the user enters (a focus notification came). Until it
+	// does, the user is in the document they last changed, or asked in (focus.go).
+	told bool
+	// passing is the document the message being read names without the user being in it (an
+	// automatic code action: editors ask for every visible document), "" for any other message.
+	// It is set as each message is read, before its handler runs (Server.reading).
+	passing string
 	// off: automatic suggestions are off for every document without a switch of its own.
 	off bool
 	// changed, when set, is called after what the status shows may have changed (the document the
@@ -159,10 +166,31 @@ func (d *docRequests) askingSince(uri string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// reading records what the message being read says of where the user is: the document it names
+// without the user being in it ("": none), and whether it is a focus notification.
+func (d *docRequests) reading(passing string, focus bool) {
+	d.mu.Lock()
+	d.passing = passing
+	d.told = d.told || focus
+	d.mu.Unlock()
+}
+
+// followsChanges reports whether a change of uri moves the user there: the editor says nothing of
+// the focus, and the user is elsewhere.
+func (d *docRequests) followsChanges(uri string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.told && d.active != uri
+}
+
 // enter records that the user is in uri, a document the bridge keeps no state for (one kept
-// from the agent).
+// from the agent), unless the message being read names it in passing.
 func (d *docRequests) enter(uri string) {
 	d.mu.Lock()
+	if d.passing != "" && uri == d.passing {
+		d.mu.Unlock()
+		return
+	}
 	changed := d.active != uri
 	d.active = uri
 	d.mu.Unlock()
@@ -202,6 +230,13 @@ func (d *docRequests) at(uri string, cursor int) (other bool) {
 	r := d.get(uri)
 	r.cursor, r.hasCursor = cursor, true
 	return false
+}
+
+// inPassing reports whether the message being read names uri without the user being in it.
+func (d *docRequests) inPassing(uri string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.passing != "" && uri == d.passing && d.active != uri
 }
 
 // activeDoc is the document the user is in, "" when none is known.

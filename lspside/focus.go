@@ -111,18 +111,71 @@ func (s *Server) focus(ctx context.Context, snap *document.Snapshot, cursor int,
 	}
 }
 
+// Where the user is (the document the status is about, and the focus the agent hears of): the
+// document the editor last said the user entered (acp-lsp-bridge/didFocus, Copilot's
+// textDocument/didFocus), or the user last asked in. An editor that says nothing of the focus
+// (lsp-mode, Helix, Kakoune) has the user in the document they last changed, too. A request asks
+// in its document when the user made it by hand, or when it asks at the cursor while the user types
+// (inline completion, completion, copilotInlineEdit); a code action the editor asks for by itself
+// (context.triggerKind 2, or none) does not: editors ask for every visible document, and ask in the
+// background. Neither moves the user to its document.
+
+// reading is told of each message from the editor as it is read, before its handler runs.
+func (s *Server) reading(method string, params json.RawMessage) {
+	focus := method == NotifyDidFocus || method == "textDocument/didFocus"
+	s.reqs.reading(passingBy(method, params), focus)
+}
+
+// passingBy is the document a request names without the user being in it: an automatic code
+// action's; "" for any other message.
+func passingBy(method string, params json.RawMessage) string {
+	if method != "textDocument/codeAction" {
+		return ""
+	}
+	var p struct {
+		TextDocument struct {
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+		Context struct {
+			TriggerKind int `json:"triggerKind"`
+		} `json:"context"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Context.TriggerKind == 1 {
+		return ""
+	}
+	return p.TextDocument.URI
+}
+
 // requestAt records a request's position: a cursor movement for the context, and, when the request
-// is for another document than the active one, a focus change (the editor told nothing, but the
-// user is there now).
+// asks in another document than the active one, a focus change (the editor told nothing, but the
+// user is there now). A request that names its document in passing records nothing.
 func (s *Server) requestAt(ctx context.Context, snap *document.Snapshot, cursor int) {
 	// Callers took snap in the read loop, where every change is applied too: it is current.
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
+	if s.reqs.inPassing(snap.URI) {
+		return
+	}
 	if s.reqs.at(snap.URI, cursor) {
 		s.focus(ctx, snap, cursor, nil) // records the cursor too
 		return
 	}
 	s.ed.Cursor(snap.URI, snap.Mapper, cursor)
+}
+
+// changedIn is told of a change of uri the editor sent: snap is the document after it (nil for one
+// kept from the agent), and cursor the end of the change. In an editor that says nothing of the
+// focus, the user is in the document they change. The caller holds s.fwd, and has sent the change
+// to the agent (the focus names its version).
+func (s *Server) changedIn(ctx context.Context, uri string, snap *document.Snapshot, cursor int) {
+	if !s.reqs.followsChanges(uri) {
+		return
+	}
+	if snap == nil {
+		s.reqs.enter(uri) // the status says why nothing comes
+		return
+	}
+	s.focus(ctx, snap, cursor, nil)
 }
 
 // bridgeDiagnostics handles acp-lsp-bridge/diagnostics.

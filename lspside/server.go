@@ -313,6 +313,7 @@ func invalidParams(format string, args ...any) error {
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	method := req.Method()
 	s.log.Debug().Str("dir", "editor→bridge").Str("method", method).Bool("call", req.IsCall()).Msg("message")
+	s.reading(method, json.RawMessage(req.Params()))
 	if !req.IsCall() {
 		s.notification(jsonrpc2.DetachContext(ctx), method, json.RawMessage(req.Params()))
 		return nil, nil

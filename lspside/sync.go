@@ -112,11 +112,16 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	s.fwd.Lock()
 	defer s.fwd.Unlock()
 	if s.secret.has(uri) {
+		s.changedIn(ctx, uri, nil, 0)
 		return nil // kept from the agent, and not mirrored
 	}
 	before, after, applied, err := s.docs.Change(uri, p.TextDocument.Version, changes, s.editorEncoding())
 	if err != nil {
 		return fmt.Errorf("%s: %w", uri, err)
+	}
+	if n := len(applied); n > 0 {
+		last := applied[n-1]
+		defer s.changedIn(ctx, uri, after, last.Start+len(last.Text)) // once the agent has the change
 	}
 	s.still.change(uri)
 	if p.TextDocument.Version <= before.Version {
