@@ -63,6 +63,11 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 	defer done()
 
 	lives := s.sugs.forDocument(snap.URI, snap.Version)
+	if len(lives) > 0 && len(p.Context.Diagnostics) > 0 && s.agentWantsDiagnostics() && !s.asks.answeredWith(snap.URI, snap.Version, p.Context.Diagnostics) {
+		// What is live for this text was asked without the diagnostics this menu is opened on
+		// (a new error's quick fix): asked anew with them, for an agent that reads them.
+		lives = nil
+	}
 	if len(lives) == 0 {
 		trig := acp.UnstableNesTriggerKindAutomatic
 		if p.Context.TriggerKind == 1 {
@@ -185,10 +190,28 @@ type pendingAsk struct {
 	err         error
 }
 
-// pendingAsks are the code actions' nes/suggest in flight, by document.
+// pendingAsks are the code actions' nes/suggest in flight, by document, and what the last one
+// answered was asked with.
 type pendingAsks struct {
-	mu sync.Mutex
-	m  map[string]*pendingAsk
+	mu       sync.Mutex
+	m        map[string]*pendingAsk
+	answered map[string]*pendingAsk
+}
+
+// answeredWith reports whether the last code action's nes/suggest answered for uri was asked at
+// version with these diagnostics.
+func (a *pendingAsks) answeredWith(uri string, version int, diagnostics []lspDiagnostic) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.answered[uri]
+	return p != nil && p.version == version && slices.Equal(p.diagnostics, diagnostics)
+}
+
+// agentWantsDiagnostics reports whether the agent asked for the diagnostics in the context of
+// nes/suggest: only then does asking with others change its answer.
+func (s *Server) agentWantsDiagnostics() bool {
+	agent := s.currentAgent()
+	return agent != nil && agent.Context().Diagnostics
 }
 
 // join returns the ask in flight for uri at version with these diagnostics, or a new one that
@@ -231,12 +254,18 @@ func (a *pendingAsks) abandon(p *pendingAsk) {
 	}
 }
 
-// finish records p's answer and forgets it.
+// finish records p's answer and forgets it, but for what it was asked with.
 func (a *pendingAsks) finish(uri string, p *pendingAsk, lives []*live, err error) {
 	a.mu.Lock()
 	p.lives, p.err = lives, err
 	if a.m[uri] == p {
 		delete(a.m, uri)
+	}
+	if err == nil {
+		if a.answered == nil {
+			a.answered = map[string]*pendingAsk{}
+		}
+		a.answered[uri] = p
 	}
 	a.mu.Unlock()
 	close(p.done)

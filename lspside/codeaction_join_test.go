@@ -136,3 +136,34 @@ func TestCodeActionOnTheSameDiagnosticsJoins(t *testing.T) {
 		t.Errorf("the agent was asked %d times, want once", n)
 	}
 }
+
+// TestCodeActionOnANewDiagnosticAfterTheAnswerAsksAnew: once the answer to a menu is in, a menu
+// opened at the same text on another diagnostic is not offered that answer, asked about the first
+// one: it asks with its own and offers its fix. A menu on the first diagnostic again asks nothing.
+func TestCodeActionOnANewDiagnosticAfterTheAnswerAsksAnew(t *testing.T) {
+	h := newHeldAgent("")
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", ContextDiagnostics: true, Suggest: h.suggest}})
+	e.initialize("utf-16")
+	e.WaitReady()
+	e.Open(heldURI, "x := y + z\n")
+	if a, err := e.CodeActions(heldURI, lineStart(0), diagnosticAt(5, "undefined: y")); err != nil || len(offered(a)) != 1 {
+		t.Fatalf("the first menu: %v %v", offered(a), err)
+	}
+	h.next(time.Second)
+	a, err := e.CodeActions(heldURI, lineStart(0), diagnosticAt(9, "undefined: z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := h.next(time.Second); !ok || m != "undefined: z" {
+		t.Errorf("the menu on another diagnostic asked %v with %q, want asked with it", ok, m)
+	}
+	if got := offered(a); len(got) != 1 || got[0] != "fix-undefined: z" {
+		t.Errorf("the menu on the second diagnostic offers %q, want its fix", got)
+	}
+	if _, err := e.CodeActions(heldURI, lineStart(0), diagnosticAt(9, "undefined: z")); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := h.next(300 * time.Millisecond); ok {
+		t.Errorf("a menu on the diagnostic just answered asked again (%q)", m)
+	}
+}
