@@ -69,6 +69,15 @@ func TestNeovimPluginQuietDisplay(t *testing.T) {
 	wantSteps(t, out, "mark", "jump", "shown", "accept")
 }
 
+// TestNeovimPluginStatusPerBuffer: status() shows the current buffer's own status, not the latest
+// the bridge sent, whichever buffer it named: main.go ready, .env kept from the agent (excluded);
+// switching buffers shows each one's at once and after, and two windows side by side each show
+// their buffer's in their statusline (testdata/nvim/plugin_status.lua).
+func TestNeovimPluginStatusPerBuffer(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_status.lua", "ALL PASSED")
+	wantSteps(t, out, "each", "switch", "windows")
+}
+
 // TestNeovimPluginSwitchAndDelay: setup({ delay = 600, automatic = false }) starts with
 // suggestions while typing off (typing shows nothing, the agent is asked nothing); `:AcpLspBridge
 // enable buffer` turns them on, says so, and the ghost text comes no sooner than the delay after

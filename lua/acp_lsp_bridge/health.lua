@@ -194,8 +194,13 @@ function M.check()
     health.info('no acp client runs: nothing to show')
   end
   local state = require('acp_lsp_bridge.state')
+  -- Of the buffer it was run from, as its statusline shows it, when the client is attached there.
+  local from = vim.fn.bufnr('#')
   for _, client in ipairs(clients) do
     local st = state.by_client[client.id]
+    if from > 0 and client.attached_buffers[from] then
+      st = state.of(client.id, vim.uri_from_bufnr(from))
+    end
     if not st then
       health.info(('client %d: the bridge has said nothing of its state yet'):format(client.id))
     else

@@ -532,11 +532,12 @@ end
 -- Requests to the bridge in flight, per buffer, for status().
 local pending = {}
 
---- For the statusline: the bridge's state for the current buffer, as the bridge last said it
---- (acp-lsp-bridge/status): "✓ next edit" ready, "⋯ next edit" while the agent is asked (at once,
---- after setup()), "… next edit" starting, "○ next edit off" (the switch), "⊘ next edit" a file
---- kept from the agent, "⚿ next edit: sign in", "✗ next edit" the agent gave up; "" where the
---- bridge does not run.
+--- For the statusline: the bridge's state for the current buffer, as the bridge last said it of
+--- that buffer (acp-lsp-bridge/status), or of the agent when it concerns every buffer (starting,
+--- signing in, slow, failed): "✓ next edit" ready, "⋯ next edit" while the agent is asked (at
+--- once, after setup()), "… next edit" starting, "○ next edit off" (the switch), "⊘ next edit" a
+--- file kept from the agent, "⚿ next edit: sign in", "✗ next edit" the agent gave up; "" where
+--- the bridge does not run.
 ---@return string
 function M.status()
   local buf = api.nvim_get_current_buf()
@@ -548,8 +549,9 @@ function M.status()
   if reqs and next(reqs) ~= nil then
     return '⋯ next edit'
   end
-  local st = require('acp_lsp_bridge.state').by_client[client.id]
-  return st and require('acp_lsp_bridge.state').labels[st.state] or ''
+  local state = require('acp_lsp_bridge.state')
+  local st = state.of(client.id, vim.uri_from_bufnr(buf))
+  return st and state.labels[st.state] or ''
 end
 
 local function attached(buf)
