@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
@@ -308,7 +310,13 @@ func (h *httpCompleter) CompleteStream(ctx context.Context, p Prompt, onText fun
 	if r.timings != nil {
 		h.sawTimings()
 	}
-	attrs := []any{"uri", p.URI, "endpoint", redacted(endpoint), "prompt_bytes", len(p.System) + len(p.User) + len(p.Raw) + p.FIM.size() + bodySize(p.Body), "answer_bytes", len(r.text), "took", time.Since(began), "finish_reason", r.finish}
+	attrs := []any{"uri", p.URI, "endpoint", redacted(endpoint), "prompt_bytes", len(p.System) + len(p.User) + len(p.Raw) + p.FIM.size() + bodySize(p.Body), "answer_bytes", len(r.text), "took", time.Since(began)}
+	if !r.sent.IsZero() {
+		// The part of took before the server had the prompt: asking what serves the model,
+		// connecting, writing the request (eval sets it apart from the model's time).
+		attrs = append(attrs, "setup", r.sent.Sub(began))
+	}
+	attrs = append(attrs, "finish_reason", r.finish)
 	if t := r.timings; t != nil {
 		attrs = append(attrs, "prompt_n", t.PromptN, "cache_n", t.CacheN, "predicted_n", t.PredictedN, "prompt_ms", t.PromptMS, "predicted_ms", t.PredictedMS)
 	}
@@ -479,6 +487,8 @@ type parsed struct {
 	// timings are llama-server's figures for the answer (tokens of the prompt, of them taken
 	// from its cache, tokens predicted, milliseconds), for the debug log and eval.
 	timings *Timings
+	// sent is when the request that gave the answer was written whole to the server (postAs).
+	sent time.Time
 }
 
 // Timings are what llama-server says of an answer's work: the prompt's tokens evaluated and
@@ -594,7 +604,11 @@ func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body 
 	if opts.brotli {
 		payload = compressBrotli(payload)
 	}
-	hr, err := http.NewRequestWithContext(dctx, http.MethodPost, endpoint, bytes.NewReader(payload))
+	// When the request is written whole: what came before (a new connection) is not the
+	// model's time. The transport's goroutine says it.
+	var wrote atomic.Pointer[time.Time]
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { now := time.Now(); wrote.Store(&now) }}
+	hr, err := http.NewRequestWithContext(httptrace.WithClientTrace(dctx, trace), http.MethodPost, endpoint, bytes.NewReader(payload))
 	if err != nil {
 		return parsed{}, fmt.Errorf("model: %s", h.scrub.clean(err.Error(), maxErrorText))
 	}
@@ -623,6 +637,7 @@ func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body 
 		case err != nil:
 			return parsed{}, h.backendError(fmt.Errorf("model: %s answered %s", shown, h.scrub.clean(err.Error(), maxErrorText)))
 		}
+		r.sent = sentAt(&wrote)
 		return r, nil
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
@@ -639,7 +654,16 @@ func (h *httpCompleter) postAs(ctx, dctx context.Context, endpoint string, body 
 	if err != nil {
 		return parsed{}, h.backendError(fmt.Errorf("model: %s answered %s", shown, h.scrub.clean(err.Error(), maxErrorText)))
 	}
+	r.sent = sentAt(&wrote)
 	return r, nil
+}
+
+// sentAt is the time a request was written whole, as its trace stored it; zero when not known.
+func sentAt(wrote *atomic.Pointer[time.Time]) time.Time {
+	if t := wrote.Load(); t != nil {
+		return *t
+	}
+	return time.Time{}
 }
 
 // backendError is err as a failure of the server.
