@@ -57,7 +57,9 @@ With --model-format fim or codestral, eval passes --fim-tokens, --fim-sampling, 
 says what each does); with another format they are refused, as the agent would not use them.
 
 Progress goes to stderr, a line per scenario. The report goes to stdout: a table per scenario,
-per kind and in total, or with --json the same as one JSON object.
+per kind and in total, or with --json the same as one JSON object (per scenario latencyMs,
+modelMs, connectMs and startMs; in the totals latencyP50Ms, modelP50Ms, connectP50Ms, startP50Ms
+and their P90s; null where not known).
 
 Metrics:
   exact matches         the document after the suggestion is exactly the expected text (for a
@@ -81,9 +83,18 @@ Metrics:
                         and --gate-effect runs the scenarios both ways and sets the figures side
                         by side
   latency               p50 and p90 (nearest rank) of the time nes/suggest took; as each scenario
-                        has an agent of its own, each includes a new connection to the server
-                        (and, for a raw format with --model-server auto, its /api/version probe:
-                        name the server to leave it out)
+                        has an agent of its own, each includes the agent's first request to the
+                        server: a new connection (and, for a raw format with --model-server auto,
+                        its /api/version probe: name the server to leave it out) and the model's
+                        time; not the agent's start
+  model's time          p50 and p90 of the model's part of the latency: from the prompt written
+                        to the server to the answer read whole, as the agent logs each answer
+                        (its "model: answer" line, took less setup); a streamed answer can be
+                        shown before it ends, so this can exceed the latency
+  first connection      p50 and p90 of the part of the agent's first request before the server
+                        had the prompt (setup: the new connection, the /api/version probe)
+  agent start           p50 and p90 of the time from the agent's process start to its answer to
+                        nes/start, before the scenario's edits are replayed; in no latency
 
 A scenario that cannot be evaluated (the agent or the model's server failed, no answer in time)
 counts as failed and in none of the metrics. When the first scenario fails, eval stops there and
@@ -284,6 +295,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SuggestTimeout: opts.timeout + 10*time.Second,
 		Progress:       stderr,
 		Log:            zerolog.Nop(),
+		// agentArgs runs it with --verbose: its line of each answer (the model's time, the
+		// server's timings) is read.
+		AgentVerbose: true,
 	}
 	if opts.verbose {
 		cfg.AgentStderr = stderr

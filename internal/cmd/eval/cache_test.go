@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTimingsFromLog(t *testing.T) {
@@ -24,6 +25,35 @@ func TestTimingsFromLog(t *testing.T) {
 		got, ok := TimingsFromLog(tc.line)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: %+v %v, want %+v %v", tc.line, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestAnswerFromLog: the model agent's line of an answer gives how long the request took, the
+// part of it before the server had the prompt (setup), and the model's time, took less setup.
+func TestAnswerFromLog(t *testing.T) {
+	for _, tc := range []struct {
+		line        string
+		ok          bool
+		model       time.Duration
+		modelOK     bool
+		setup       time.Duration
+		setupOK     bool
+		withTimings bool
+	}{
+		{`time=2025-01-01T00:00:00Z level=DEBUG msg="model: answer" uri=file:///w/a.go endpoint=http://127.0.0.1:8080/v1/completions prompt_bytes=812 answer_bytes=9 took=356.5ms setup=150.25ms finish_reason=stop prompt_n=24 cache_n=1201`,
+			true, 206250 * time.Microsecond, true, 150250 * time.Microsecond, true, true},
+		// An agent that says no setup: the model's time is the whole request's.
+		{`level=DEBUG msg="model: answer" uri=file:///w/a.go took=1.5s finish_reason=stop`, true, 1500 * time.Millisecond, true, 0, false, false},
+		// No took: no model's time.
+		{`level=DEBUG msg="model: answer" uri=file:///w/a.go finish_reason=stop`, true, 0, false, 0, false, false},
+		// Another line.
+		{`level=DEBUG msg="model: answer dropped: cut short" took=1s`, false, 0, false, 0, false, false},
+	} {
+		a, ok := answerFromLog(tc.line)
+		model, modelOK := a.model()
+		if ok != tc.ok || model != tc.model || modelOK != tc.modelOK || a.setup != tc.setup || a.hasSetup != tc.setupOK || (a.timings != nil) != tc.withTimings {
+			t.Errorf("%s: ok %v, model %v %v, setup %v %v, timings %v", tc.line, ok, model, modelOK, a.setup, a.hasSetup, a.timings)
 		}
 	}
 }

@@ -51,6 +51,16 @@ type Totals struct {
 	// P50 and P90 are percentiles of nes/suggest's latency over the LatencyCount answers.
 	P50, P90     time.Duration
 	LatencyCount int
+	// ModelP50 and ModelP90 are percentiles of the model's time (Result.Model) over the
+	// ModelCount results that have it; ConnectP50 and ConnectP90 of the part of the first request
+	// before the server had the prompt (Result.Connect); StartP50 and StartP90 of the agent's
+	// start (Result.Start).
+	ModelP50, ModelP90     time.Duration
+	ModelCount             int
+	ConnectP50, ConnectP90 time.Duration
+	ConnectCount           int
+	StartP50, StartP90     time.Duration
+	StartCount             int
 	// KeptBack counts the evaluated results whose answer the agent kept back, by rule;
 	// KeptBackRight those of them where nothing was expected (the rule kept noise back), and
 	// KeptBackWanted those where an edit was.
@@ -93,7 +103,7 @@ func (r *Report) summarize() {
 // Summarize computes the totals of results.
 func Summarize(results []*Result) Totals {
 	var t Totals
-	var lat []time.Duration
+	var lat, model, connect, start []time.Duration
 	var timed []Timings
 	sum := 0.0
 	for _, r := range results {
@@ -104,6 +114,15 @@ func Summarize(results []*Result) Totals {
 		}
 		t.Evaluated++
 		lat = append(lat, r.Latency)
+		if r.Model != nil {
+			model = append(model, *r.Model)
+		}
+		if r.Connect != nil {
+			connect = append(connect, *r.Connect)
+		}
+		if r.Start > 0 {
+			start = append(start, r.Start)
+		}
 		if r.Exact {
 			t.Exact++
 		}
@@ -144,6 +163,9 @@ func Summarize(results []*Result) Totals {
 	}
 	t.LatencyCount = len(lat)
 	t.P50, t.P90 = Percentile(lat, 50), Percentile(lat, 90)
+	t.ModelCount, t.ModelP50, t.ModelP90 = len(model), Percentile(model, 50), Percentile(model, 90)
+	t.ConnectCount, t.ConnectP50, t.ConnectP90 = len(connect), Percentile(connect, 50), Percentile(connect, 90)
+	t.StartCount, t.StartP50, t.StartP90 = len(start), Percentile(start, 50), Percentile(start, 90)
 	t.Timed, t.NewShare = len(timed), MedianShare(timed)
 	return t
 }
@@ -252,21 +274,30 @@ func (r *Report) Human() string {
 	}
 	b.WriteString("\n\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tKIND\tLANGUAGE\tRESULT\tCHRF\tMS\tKEPT BACK")
+	fmt.Fprintln(w, "SCENARIO\tKIND\tLANGUAGE\tRESULT\tCHRF\tSUGGEST MS\tMODEL MS\tCONNECT MS\tSTART MS\tKEPT BACK")
 	for _, res := range r.Results {
 		s := res.Scenario
-		chrf, ms := "-", "-"
+		chrf, ms, model, connect, start := "-", "-", "-", "-", "-"
 		if res.Evaluated() {
 			ms = fmt.Sprint(res.Latency.Milliseconds())
 			if res.HasChrF {
 				chrf = fmt.Sprintf("%.1f", res.ChrF)
 			}
+			if res.Model != nil {
+				model = fmt.Sprint(res.Model.Milliseconds())
+			}
+			if res.Connect != nil {
+				connect = fmt.Sprint(res.Connect.Milliseconds())
+			}
+		}
+		if res.Start > 0 {
+			start = fmt.Sprint(res.Start.Milliseconds())
 		}
 		kept := "-"
 		if res.KeptBack != "" {
 			kept = res.KeptBack
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Language, res.outcome(), chrf, ms, kept)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Language, res.outcome(), chrf, ms, model, connect, start, kept)
 	}
 	w.Flush()
 	for _, res := range r.Results {
@@ -299,9 +330,18 @@ func (r *Report) Human() string {
 	fmt.Fprintf(w, "quiet where none\t%s\tno suggestion where none was expected\n", ratio(t.Quiet, t.ExpectNothing))
 	fmt.Fprintf(w, "kept back\t%s\t%s\n", keptBackText(t), keptBackNote(t))
 	if t.LatencyCount > 0 {
-		fmt.Fprintf(w, "nes/suggest latency\tp50 %d ms, p90 %d ms\tover %d answers\n", t.P50.Milliseconds(), t.P90.Milliseconds(), t.LatencyCount)
+		fmt.Fprintf(w, "nes/suggest latency\tp50 %d ms, p90 %d ms\tover %d answers; each holds the agent's first request to the server and its own work, not its start\n", t.P50.Milliseconds(), t.P90.Milliseconds(), t.LatencyCount)
 	} else {
 		fmt.Fprintf(w, "nes/suggest latency\t-\n")
+	}
+	if t.ModelCount > 0 {
+		fmt.Fprintf(w, "model's time\tp50 %d ms, p90 %d ms\tfrom the prompt sent to the server to the answer read whole, as the agent logged it, over %d answers\n", t.ModelP50.Milliseconds(), t.ModelP90.Milliseconds(), t.ModelCount)
+	}
+	if t.ConnectCount > 0 {
+		fmt.Fprintf(w, "first connection\tp50 %d ms, p90 %d ms\tof the agent's first request, before the server had the prompt: a new connection, and for a raw or FIM prompt the question of what serves the model\n", t.ConnectP50.Milliseconds(), t.ConnectP90.Milliseconds())
+	}
+	if t.StartCount > 0 {
+		fmt.Fprintf(w, "agent start\tp50 %d ms, p90 %d ms\tfrom its process's start to its answer to nes/start, once per scenario\n", t.StartP50.Milliseconds(), t.StartP90.Milliseconds())
 	}
 	if t.Timed > 0 {
 		fmt.Fprintf(w, "prompt cache\t%d of %d prompt tokens evaluated anew, median share %.2f\tthe server's timings (llama-server's prompt_n and cache_n) over %d scenarios\n",
@@ -352,6 +392,11 @@ type jsonResult struct {
 	Exact        bool     `json:"exact"`
 	ChrF         *float64 `json:"chrF"`
 	LatencyMs    *float64 `json:"latencyMs"`
+	// ModelMs is the model's time, ConnectMs the part of the agent's first request before the
+	// server had the prompt, StartMs the agent's start (Result); null when not known.
+	ModelMs   *float64 `json:"modelMs"`
+	ConnectMs *float64 `json:"connectMs"`
+	StartMs   *float64 `json:"startMs"`
 	// For a result that is not exact: the changed lines expected and those the agent left.
 	ExpectedLines *string  `json:"expectedLines,omitempty"`
 	GotLines      *string  `json:"gotLines,omitempty"`
@@ -382,6 +427,14 @@ type jsonTotals struct {
 	ChrFCount     int      `json:"chrFScenarios"`
 	P50           *float64 `json:"latencyP50Ms"`
 	P90           *float64 `json:"latencyP90Ms"`
+	// The percentiles of the model's time, of the first connection and of the agent's start;
+	// null when no result has it.
+	ModelP50   *float64 `json:"modelP50Ms"`
+	ModelP90   *float64 `json:"modelP90Ms"`
+	ConnectP50 *float64 `json:"connectP50Ms"`
+	ConnectP90 *float64 `json:"connectP90Ms"`
+	StartP50   *float64 `json:"startP50Ms"`
+	StartP90   *float64 `json:"startP90Ms"`
 	// KeptBack counts the answers kept back by rule; the two others split them by whether an
 	// edit was expected.
 	KeptBack       map[string]int `json:"keptBack"`
@@ -419,6 +472,15 @@ func toJSONTotals(t Totals) jsonTotals {
 	if t.LatencyCount > 0 {
 		j.P50, j.P90 = ms(t.P50), ms(t.P90)
 	}
+	if t.ModelCount > 0 {
+		j.ModelP50, j.ModelP90 = ms(t.ModelP50), ms(t.ModelP90)
+	}
+	if t.ConnectCount > 0 {
+		j.ConnectP50, j.ConnectP90 = ms(t.ConnectP50), ms(t.ConnectP90)
+	}
+	if t.StartCount > 0 {
+		j.StartP50, j.StartP90 = ms(t.StartP50), ms(t.StartP90)
+	}
 	if t.Timed > 0 {
 		p, c, share := t.Prompt.PromptN, t.Prompt.CacheN, math.Round(t.NewShare*1000)/1000
 		j.PromptTokens, j.CachedTokens, j.NewShareMedian = &p, &c, &share
@@ -450,6 +512,15 @@ func (r *Report) JSON() []byte {
 		if tm := res.Timings; tm != nil {
 			p, c := tm.PromptN, tm.CacheN
 			jr.PromptN, jr.CacheN = &p, &c
+		}
+		if res.Model != nil {
+			jr.ModelMs = ms(*res.Model)
+		}
+		if res.Connect != nil {
+			jr.ConnectMs = ms(*res.Connect)
+		}
+		if res.Start > 0 {
+			jr.StartMs = ms(res.Start)
 		}
 		if !res.Evaluated() {
 			e := res.Err

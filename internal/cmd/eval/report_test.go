@@ -53,7 +53,7 @@ func TestReportKeptBack(t *testing.T) {
 	rep := &Report{Model: "m", URL: "u", Scenarios: len(results), Results: results}
 	rep.summarize()
 	human := strings.Join(strings.Fields(rep.Human()), " ")
-	for _, want := range []string{"KEPT BACK", "rename-me rename python quiet (missed) 0.0 200 undo", "leave-me nothing rust quiet (right) - 400 rewrite", "kept back 2 (rewrite 1, undo 1) answers the agent kept back: 1 where nothing was expected, 1 where an edit was (--no-gate shows them)"} {
+	for _, want := range []string{"KEPT BACK", "rename-me rename python quiet (missed) 0.0 200 - - - undo", "leave-me nothing rust quiet (right) - 400 - - - rewrite", "kept back 2 (rewrite 1, undo 1) answers the agent kept back: 1 where nothing was expected, 1 where an edit was (--no-gate shows them)"} {
 		if !strings.Contains(human, want) {
 			t.Errorf("the table does not say %q:\n%s", want, human)
 		}
@@ -179,6 +179,74 @@ func TestReportNamesItsScenarios(t *testing.T) {
 		}
 		if j := string(rep.JSON()); !strings.Contains(j, tc.json) {
 			t.Errorf("the JSON does not say %q:\n%s", tc.json, j)
+		}
+	}
+}
+
+// TestReportModelTime: the model's time, the first connection and the agent's start of each
+// result are given apart from its latency, per scenario and as percentiles in the totals, in the
+// table and in the JSON; a result without them has "-" and null, and totals over none say nothing.
+func TestReportModelTime(t *testing.T) {
+	results := testResults()
+	d := func(ms int) *time.Duration { v := time.Duration(ms) * time.Millisecond; return &v }
+	for i, r := range results[:5] {
+		r.Model, r.Connect, r.Start = d(50*(i+1)), d(10), 30*time.Millisecond*time.Duration(i+1)
+	}
+	results[4].Connect = nil // an answer whose line said no setup
+	results[5].Start = 25 * time.Millisecond
+	rep := &Report{Model: "m", URL: "u", Scenarios: len(results), Results: results}
+	rep.summarize()
+	tot := rep.Total
+	if tot.ModelCount != 5 || tot.ModelP50 != 150*time.Millisecond || tot.ModelP90 != 250*time.Millisecond ||
+		tot.ConnectCount != 4 || tot.ConnectP50 != 10*time.Millisecond ||
+		tot.StartCount != 5 || tot.StartP50 != 90*time.Millisecond || tot.StartP90 != 150*time.Millisecond {
+		t.Errorf("totals %+v", tot)
+	}
+	human := strings.Join(strings.Fields(rep.Human()), " ")
+	for _, want := range []string{
+		"CHRF SUGGEST MS MODEL MS CONNECT MS START MS KEPT BACK",
+		"edit-me finish-line go exact 100.0 100 50 10 30 -",
+		"leave-me nothing rust shown (noise) - 500 250 - 150 -",
+		"edit-me finish-line go FAILED - - - - 25 -",
+		"model's time p50 150 ms, p90 250 ms from the prompt sent to the server to the answer read whole, as the agent logged it, over 5 answers",
+		"first connection p50 10 ms, p90 10 ms",
+		"agent start p50 90 ms, p90 150 ms",
+	} {
+		if !strings.Contains(human, want) {
+			t.Errorf("the table does not say %q:\n%s", want, rep.Human())
+		}
+	}
+	var j struct {
+		Results []map[string]any `json:"results"`
+		Total   map[string]any   `json:"total"`
+	}
+	if err := json.Unmarshal(rep.JSON(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if r := j.Results[0]; r["modelMs"] != 50.0 || r["connectMs"] != 10.0 || r["startMs"] != 30.0 || r["latencyMs"] != 100.0 {
+		t.Errorf("result 0: %v", r)
+	}
+	if r := j.Results[5]; r["modelMs"] != nil || r["connectMs"] != nil || r["startMs"] != 25.0 {
+		t.Errorf("the failed result: %v", r)
+	}
+	for key, want := range map[string]float64{"modelP50Ms": 150, "modelP90Ms": 250, "connectP50Ms": 10, "connectP90Ms": 10, "startP50Ms": 90, "startP90Ms": 150, "latencyP50Ms": 300} {
+		if j.Total[key] != want {
+			t.Errorf("total.%s %v, want %v", key, j.Total[key], want)
+		}
+	}
+
+	rep = &Report{Model: "m", URL: "u", Scenarios: len(results), Results: testResults()}
+	rep.summarize()
+	if h := strings.Join(strings.Fields(rep.Human()), " "); strings.Contains(h, "model's time p50") || strings.Contains(h, "first connection p50") || strings.Contains(h, "agent start p50") {
+		t.Errorf("a run without them reports them:\n%s", h)
+	}
+	j.Total = nil
+	if err := json.Unmarshal(rep.JSON(), &j); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"modelP50Ms", "connectP90Ms", "startP50Ms"} {
+		if v, ok := j.Total[key]; !ok || v != nil {
+			t.Errorf("total.%s %v (present %v), want null", key, v, ok)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,12 @@ type Config struct {
 	Progress io.Writer
 	// AgentStderr, when set, receives what the agent writes to stderr, a line at a time.
 	AgentStderr io.Writer
+	// AgentVerbose says that the agent logs at debug level (the model agent's --verbose, which
+	// eval always gives it): its line of each answer of its model ("model: answer"), or that it
+	// asked nothing, is then waited for after nes/suggest, for the model's time and the server's
+	// timings (the line can come after the answer to nes/suggest: stderr is read apart from
+	// stdout, and a streamed answer can be shown before it ends).
+	AgentVerbose bool
 	// Log is acpside's log of the agent connection (zerolog.Nop() for none).
 	Log zerolog.Logger
 }
@@ -58,8 +65,20 @@ type Result struct {
 	// HasChrF is false for a scenario that expects no change.
 	ChrF    float64
 	HasChrF bool
-	// Latency is how long nes/suggest took.
+	// Latency is how long nes/suggest took: the agent's work and, as the agent is new, its first
+	// request to the model's server, the time before the server had the prompt (Connect) and the
+	// model's (Model) included; the agent's start (Start) is not.
 	Latency time.Duration
+	// Model is the model's time for the scenario's answers, from the agent's log line of each
+	// ("model: answer": took less setup, from the prompt written to the server to the answer read
+	// whole; a streamed answer may be shown before it ends); Connect is the part of the first of
+	// those requests before the server had the prompt (the agent's first connection to it, and
+	// for a raw or FIM prompt the question of what serves the model). nil when the agent logged
+	// no answer (another agent, or no request to the model), or, for Connect, no setup.
+	Model, Connect *time.Duration
+	// Start is how long the agent took to start: from just before its process started to its
+	// answer to nes/start (the process, initialize, nes/start); 0 when it got no answer.
+	Start time.Duration
 	// Dropped says what of the answer was left aside: suggestions of other kinds or for other
 	// documents, edit suggestions after the first, edits that could not be applied.
 	Dropped []string
@@ -68,7 +87,7 @@ type Result struct {
 	KeptBack, KeptBackWhy string
 	// Timings are the prompt tokens the model's server evaluated and took from its cache for the
 	// scenario's answers, summed (llama-server's timings, which the model agent logs at
-	// --verbose: eval --verbose); nil when the agent logged none.
+	// --verbose, as eval runs it); nil when the agent logged none.
 	Timings *Timings
 }
 
@@ -165,6 +184,10 @@ func Run(ctx context.Context, cfg Config, scenarios []*Scenario) (*Report, error
 	return rep, nil
 }
 
+// answerWait bounds the wait for the agent's log line of its model's answer after nes/suggest:
+// a streamed answer is shown once its first change is written, and logged once it ends.
+const answerWait = 5 * time.Second
+
 type runner struct {
 	cfg  Config
 	root string
@@ -176,10 +199,10 @@ type stderrTail struct {
 	mu    sync.Mutex
 	lines []string
 	out   io.Writer
-	// timings are those of each answer the agent logged; debug tells that it logs at debug
-	// level (its --verbose), where those lines are. answers are the model's answers it logged,
-	// each with its timings (nil when the server gave none).
-	answers []*Timings
+	// answers are the model's answers the agent logged (its "model: answer" lines, at debug
+	// level), and its lines saying it asked the model nothing (none set); debug tells that it
+	// logs at debug level (its --verbose), where those lines are.
+	answers []loggedAnswer
 	debug   bool
 }
 
@@ -192,12 +215,10 @@ func (t *stderrTail) event(e acpside.Event) {
 	if t.out != nil {
 		fmt.Fprintf(t.out, "agent: %s\n", e.Line)
 	}
-	if strings.Contains(e.Line, answerMsg) {
-		var at *Timings
-		if tm, ok := TimingsFromLog(e.Line); ok {
-			at = &tm
-		}
-		t.answers = append(t.answers, at)
+	if a, ok := answerFromLog(e.Line); ok {
+		t.answers = append(t.answers, a)
+	} else if strings.Contains(e.Line, nothingAskedMsg) {
+		t.answers = append(t.answers, loggedAnswer{none: true})
 	}
 	if strings.Contains(e.Line, "level=DEBUG") {
 		t.debug = true
@@ -211,31 +232,54 @@ func (t *stderrTail) event(e acpside.Event) {
 	}
 }
 
-// answerTimings are the timings of the answers logged after the first n, summed; nil for none.
-// The line of an answer can come after the agent answered nes/suggest (its stderr is read apart
-// from its stdout, and a streamed answer can be shown before it ends): from an agent that logs at
-// debug level (eval runs it with --verbose), it is waited for up to wait; an answer the server
-// gave no timings has its line all the same, and is not waited past.
-func (t *stderrTail) answerTimings(n int, wait time.Duration) *Timings {
+// answered are the answers logged after the first n. The line of an answer can come after the
+// agent answered nes/suggest (its stderr is read apart from its stdout, and a streamed answer can
+// be shown before it ends): from an agent that logs at debug level (verbose: eval runs it with
+// --verbose), it is waited for up to wait, or the line saying the model was asked nothing; an
+// answer the server gave no timings has its line all the same, and is not waited past.
+func (t *stderrTail) answered(n int, verbose bool, wait time.Duration) []loggedAnswer {
 	deadline := time.Now().Add(wait)
 	for {
 		t.mu.Lock()
-		got, debug := t.answers[min(n, len(t.answers)):], t.debug || t.out != nil
+		got, debug := slices.Clone(t.answers[min(n, len(t.answers)):]), verbose || t.debug || t.out != nil
 		t.mu.Unlock()
 		if len(got) > 0 || !debug || time.Now().After(deadline) {
-			var sum *Timings
-			for _, tm := range got {
-				if tm != nil {
-					if sum == nil {
-						sum = &Timings{}
-					}
-					sum.PromptN += tm.PromptN
-					sum.CacheN += tm.CacheN
-				}
-			}
-			return sum
+			return got
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// record puts what the agent logged of a scenario's answers in its result: the server's timings
+// summed (nil when none had them), the model's time summed, and the setup of the first (the
+// agent's first request to the server, as each scenario's agent is new).
+func (r *Result) record(answers []loggedAnswer) {
+	var model time.Duration
+	timed := false
+	first := true
+	for _, a := range answers {
+		if a.none {
+			continue
+		}
+		if tm := a.timings; tm != nil {
+			if r.Timings == nil {
+				r.Timings = &Timings{}
+			}
+			r.Timings.PromptN += tm.PromptN
+			r.Timings.CacheN += tm.CacheN
+		}
+		if d, ok := a.model(); ok {
+			model += d
+			timed = true
+		}
+		if first && a.hasSetup {
+			c := a.setup
+			r.Connect = &c
+		}
+		first = false
+	}
+	if timed {
+		r.Model = &model
 	}
 }
 
@@ -265,6 +309,7 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 	opts.FS, opts.EditorState = false, false
 	tail := &stderrTail{out: r.cfg.AgentStderr}
 	opts.Events = tail.event
+	started := time.Now()
 	agent, err := acpside.Start(cmd, opts)
 	if err != nil {
 		res.Err = "cannot start the agent: " + err.Error()
@@ -296,6 +341,7 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 	}); err != nil {
 		return failed("nes/start", err)
 	}
+	res.Start = time.Since(started)
 	enc := agent.Encoding()
 	docURI := r.uri(s.Path)
 	for _, o := range s.Open {
@@ -341,7 +387,7 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 	sugs, note, err := agent.SuggestWithNote(sctx, req)
 	res.Latency = time.Since(t0)
 	if err == nil {
-		res.Timings = tail.answerTimings(logged, time.Second)
+		res.record(tail.answered(logged, r.cfg.AgentVerbose, answerWait))
 	}
 	if note != nil && note.Rule != model.RuleNoChange {
 		// An answer the agent had and did not show; one that changes nothing is no answer.
