@@ -47,18 +47,24 @@ return {
   -- with the other servers of the buffer that sync the same way; it is what VS Code does for all.
   flags = { debounce_text_changes = 0 },
   on_attach = function(client, bufnr)
+    -- The plugin's quieter display (display = 'mark') asks for its mark itself.
+    local function mark()
+      local acp = package.loaded['acp_lsp_bridge']
+      return acp and acp.options and acp.options.display == 'mark'
+    end
     -- Ghost text is what the bridge is for, and Neovim leaves inline completion off in every buffer
     -- until asked; turning it on for this buffer only leaves other servers' buffers as they were.
-    -- Neovim 0.11 has no inline completion: there the code actions remain.
-    if vim.lsp.inline_completion then
+    -- Neovim 0.11 has no inline completion: there the code actions remain. Not under the quieter
+    -- display, which turned it off (its LspAttach runs before this): Neovim's request would
+    -- supersede the mark's at the bridge.
+    if vim.lsp.inline_completion and not mark() then
       vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
     end
     -- Neovim asks for ghost text in insert mode only: outside it (an undo, a `dd`), the bridge
     -- need not ask the agent ahead of a request that will not come (acp-lsp-bridge/asking). The
-    -- plugin's quieter display (display = 'mark') asks after those changes too.
+    -- plugin's quieter display asks after those changes too.
     local function asking(automatic)
-      local acp = package.loaded['acp_lsp_bridge']
-      if acp and acp.options and acp.options.display == 'mark' then
+      if mark() then
         automatic = true
       end
       client:notify('acp-lsp-bridge/asking', { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, automatic = automatic })
