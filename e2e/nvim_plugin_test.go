@@ -69,6 +69,17 @@ func TestNeovimPluginQuietDisplay(t *testing.T) {
 	wantSteps(t, out, "mark", "jump", "shown", "accept")
 }
 
+// TestNeovimPluginQuietDisplayWaitsTheDelay: setup({ display = 'mark', delay = 600 }): the bridge's
+// delay is the quieter display's only wait. Four keys typed 60 ms apart: the plugin asks at once
+// after each change (its request sent within the change's TextChangedI, the one before cancelled),
+// Neovim's own ghost text asks nothing, the agent is asked once, for the last text, no sooner than
+// the delay after the last key, and the mark comes after that, within a generous margin of the
+// delay (testdata/nvim/plugin_mark_delay.lua).
+func TestNeovimPluginQuietDisplayWaitsTheDelay(t *testing.T) {
+	out, _ := runNeovimPlugin(t, "plugin_mark_delay.lua", "ALL PASSED")
+	wantSteps(t, out, "asked at once", "one wait")
+}
+
 // TestNeovimPluginStatusPerBuffer: status() shows the current buffer's own status, not the latest
 // the bridge sent, whichever buffer it named: main.go ready, .env kept from the agent (excluded);
 // switching buffers shows each one's at once and after, and two windows side by side each show

@@ -151,8 +151,8 @@ end
 -- The quieter display (display = 'mark'): the suggestion nearest the cursor, anywhere in the buffer
 -- (textDocument/copilotInlineEdit), is first only a mark: a sign at its line and an end-of-line
 -- hint at the cursor's. keys.reveal jumps to it, then shows it (the lines as they would read, below
--- its last line); keys.accept takes it (the edit, then its accept command). Any change of the buffer
--- clears the mark and asks again.
+-- its last line); keys.accept takes it (the edit, the cursor after it, then its accept command). Any
+-- change of the buffer clears the mark and asks again, at once.
 local mark_ns = api.nvim_create_namespace('acp_lsp_bridge_mark')
 
 -- The mark of each buffer: { edit = {text, range, command}, client_id, tick, revealed }.
@@ -208,18 +208,33 @@ local function draw_mark(buf)
   api.nvim_buf_set_extmark(buf, mark_ns, cur, 0, { virt_text = { { hint, 'Comment' } }, virt_text_pos = 'eol' })
 end
 
+-- The mark's request in flight for each buffer: { client_id, id }.
+local asked = {}
+
 -- ask_mark asks the bridge for the suggestion nearest the cursor and marks it, unless the buffer
--- changed meanwhile (a stale answer is never shown).
+-- changed meanwhile or a newer request was made (a stale answer is never shown). The request in
+-- flight for the buffer is cancelled first: its answer would be for an older text.
 local function ask_mark(buf)
   local client = client_of(buf)
   if not client or not api.nvim_buf_is_valid(buf) or api.nvim_get_current_buf() ~= buf then
     return
   end
+  local old = asked[buf]
+  local old_client = old and vim.lsp.get_client_by_id(old.client_id)
+  if old_client and old_client.requests[old.id] and old_client.requests[old.id].type == 'pending' then
+    old_client:cancel_request(old.id)
+  end
+  asked[buf] = nil
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
   params.context = { triggerKind = 2 }
   local tick = api.nvim_buf_get_changedtick(buf)
-  client:request('textDocument/copilotInlineEdit', params, function(err, res)
-    if err or not api.nvim_buf_is_valid(buf) or api.nvim_buf_get_changedtick(buf) ~= tick then
+  local this
+  local ok, id = client:request('textDocument/copilotInlineEdit', params, function(err, res)
+    local current = asked[buf] == this
+    if current then
+      asked[buf] = nil
+    end
+    if err or not current or not api.nvim_buf_is_valid(buf) or api.nvim_buf_get_changedtick(buf) ~= tick then
       return
     end
     local e = type(res) == 'table' and res.edits and res.edits[1]
@@ -230,24 +245,26 @@ local function ask_mark(buf)
     marks[buf] = { edit = e, client_id = client.id, tick = tick, revealed = false }
     draw_mark(buf)
   end, buf)
+  if ok and id then
+    this = { client_id = client.id, id = id }
+    asked[buf] = this
+  end
 end
 
--- mark_mode sets buf up for display = 'mark': Neovim's ghost text off, a request after each change.
+-- mark_mode sets buf up for display = 'mark': Neovim's ghost text off, a request at once after each
+-- change. The bridge does the waiting: it asks the agent once the buffer has been still for its
+-- delay, counted from the last change, and a newer request supersedes an older one.
 local function mark_mode(buf)
   if vim.lsp.inline_completion then
     vim.lsp.inline_completion.enable(false, { bufnr = buf })
   end
   local group = api.nvim_create_augroup('acp_lsp_bridge_mark_' .. buf, { clear = true })
-  local timer
   api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
     group = group,
     buffer = buf,
     callback = function()
       clear_mark(buf)
-      if timer then
-        timer:stop()
-      end
-      timer = vim.defer_fn(function() ask_mark(buf) end, 100)
+      ask_mark(buf)
     end,
   })
   api.nvim_create_autocmd({ 'CursorMoved', 'CursorMovedI' }, {
@@ -301,8 +318,10 @@ function M.suggestion_ready(_, result, ctx)
   completor:request(vim.lsp.protocol.InlineCompletionTriggerKind.Automatic)
 end
 
--- take_mark applies buf's revealed mark: its edit, then its accept command. It reports whether
--- there was one.
+-- take_mark applies buf's revealed mark: its edit, the cursor after it (as after ghost text), then
+-- its accept command. It reports whether there was one. The bridge asks for the next suggestion at
+-- once after an accepted edit, at its end: the mark's request after this change, from there, takes
+-- that answer rather than superseding it.
 local function take_mark(buf)
   local m = marks[buf]
   local client = m and vim.lsp.get_client_by_id(m.client_id)
@@ -311,7 +330,16 @@ local function take_mark(buf)
   end
   clear_mark(buf)
   vim.schedule(function()
-    vim.lsp.util.apply_text_edits({ { range = m.edit.range, newText = m.edit.text } }, buf, client.offset_encoding)
+    local r = m.edit.range
+    vim.lsp.util.apply_text_edits({ { range = r, newText = m.edit.text } }, buf, client.offset_encoding)
+    if api.nvim_win_get_buf(0) == buf then
+      local lines = vim.split(m.edit.text, '\n', { plain = true })
+      local col = #lines[#lines]
+      if #lines == 1 then
+        col = col + byte_col(buf, r.start.line, r.start.character, client.offset_encoding)
+      end
+      pcall(api.nvim_win_set_cursor, 0, { r.start.line + #lines, col })
+    end
     if m.edit.command then
       client:exec_cmd(m.edit.command, { bufnr = buf })
     end

@@ -4,32 +4,24 @@
 -- types ("// todo" → "// done"). As the user types, no ghost text appears: a sign marks the
 -- suggestion's line and an end-of-line hint says "⇥ next edit, line 6". <M-n> jumps there (the hint
 -- now says "here"); <M-n> again shows the lines as they would read, below; <Tab> takes it: the
--- line reads "// done" and the agent hears nes/accept.
+-- line reads "// done", the cursor is after it, and the agent hears nes/accept.
 --
 --   nvim --headless -i NONE -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
 --
 -- Environment (set by e2e/nvim_plugin_test.go): ACP_PLUGIN_REPO, ACP_TEST_AGENT, NVIM_TEST_DIR (the
--- workspace; answer.json and agent.log live there), NVIM_TEST_LIB (shipped_lib.lua).
+-- workspace; answer.json and agent.log live there), NVIM_TEST_LIB (shipped_lib.lua; mark_lib.lua,
+-- beside it, writes the agent's answer).
 -- Output: "STEP <name> ok" per step, "FAIL <what>", then "ALL PASSED"; exit code 0 only then.
 
 local api = vim.api
 local T = dofile(os.getenv('NVIM_TEST_LIB'))
 local check, wait_for, sleep, agent_msgs = T.check, T.wait_for, T.sleep, T.agent_msgs
 
-local path = T.dir .. '/main.go'
-local answer = T.dir .. '/answer.json'
-local f = assert(io.open(answer, 'w'))
-f:write(vim.json.encode({ {
-  kind = 'edit',
-  id = 'far',
-  uri = vim.uri_from_fname(path),
-  edits = { { range = { start = { line = 5, character = 4 }, ['end'] = { line = 5, character = 8 } }, newText = 'done' } },
-} }))
-f:close()
+local mark = dofile(vim.fs.dirname(os.getenv('NVIM_TEST_LIB')) .. '/mark_lib.lua')(T)
 T.install()
 require('acp_lsp_bridge').setup({
   display = 'mark',
-  agent = { os.getenv('ACP_TEST_AGENT'), '--answer', answer, '--log', T.agent_log },
+  agent = mark.agent,
 })
 
 -- What the plugin drew: its sign lines, its end-of-line hints, its preview lines.
@@ -42,7 +34,7 @@ local function ghost_shown(buf)
 end
 
 T.run(function()
-  local buf = T.edit(path, 'package main\n\nfunc f() error {\n\tx := 1\n\t\n\t// todo\n}\n')
+  local buf = T.edit(mark.path, mark.text)
   check(wait_for(function() return #agent_msgs('document/didOpen') > 0 end, 10000), 'the agent never got the document')
   sleep(300)
 
@@ -71,6 +63,9 @@ T.run(function()
 
   api.nvim_input('<Tab>')
   check(wait_for(function() return T.line(buf, 6) == '\t// done' end, 3000), 'after <Tab> line 6 reads ' .. vim.inspect(T.line(buf, 6)))
+  -- The cursor after the edit, as after ghost text: where the bridge asks for the next one.
+  local cur = api.nvim_win_get_cursor(0)
+  check(cur[1] == 6 and cur[2] == #'\t// done', 'the cursor after <Tab>: ' .. vim.inspect(cur))
   check(wait_for(function() return #agent_msgs('nes/accept') == 1 end, 3000), 'the agent did not hear nes/accept')
   T.out('STEP accept ok: ' .. vim.inspect(agent_msgs('nes/accept')[1]))
   api.nvim_input('<Esc>')
