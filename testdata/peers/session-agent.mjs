@@ -109,7 +109,7 @@ const START = "<|editable_region_start|>";
 const END = "<|editable_region_end|>";
 const CURSOR = "<|user_cursor_is_here|>";
 const REGION = /<\|editable_region_start\|>\n([\s\S]*?)<\|editable_region_end\|>/g;
-const FILE = /The file (.+?)(?: \([^()\n]*\))?, lines \d+-\d+, with the editable region/;
+const FILE = /The file (.+?)(?: \([^()\n]*\))?(?:, lines \d+-\d+| from line \d+), with the editable region/;
 
 // The prompt's region with the cursor (its text without the marker), the rewritten one, and the
 // file's path.
