@@ -310,3 +310,36 @@ func TestAskAheadNotWhileTheEditorDoesNotAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAcceptCommandAfterTheAskAtTheAccept: the editor applies a suggestion, and the bridge asks
+// for the next one at once; that answer comes before the editor runs the suggestion's accept
+// command. The command still finds the suggestion it accepts: the agent hears nes/accept once,
+// from it, and the bridge logs no accept of a suggestion that is not live.
+func TestAcceptCommandAfterTheAskAtTheAccept(t *testing.T) {
+	a := &appendAtCursor{}
+	e := aheadEditor(t, a.suggest, nil, time.Hour, "x := f\n")
+	const uri = aheadURI
+	items, err := e.Inline(uri, fakeeditor.At(0, 6))
+	if err != nil || len(items) != 1 || items[0].Command == nil {
+		t.Fatalf("the editor's request: %+v %v", items, err)
+	}
+	base, _ := suggestsReceived(e)
+	e.Edit(uri, 6, 6, items[0].InsertText) // the editor applies the item
+	waitSuggests(t, e, base+1, "asked at the accept")
+	time.Sleep(100 * time.Millisecond) // its answer is in
+	e.Execute(*items[0].Command)
+	e.waitAgent("nes/accept", func(m testagent.Message) bool { return m.Method == "nes/accept" })
+	time.Sleep(100 * time.Millisecond) // a second one would have come by now
+	accepts := 0
+	for _, m := range e.theAgent().Received() {
+		if m.Method == "nes/accept" {
+			accepts++
+		}
+	}
+	if accepts != 1 {
+		t.Errorf("the agent heard %d nes/accept, want 1", accepts)
+	}
+	if log := e.logBuf.String(); strings.Contains(log, "not live") {
+		t.Errorf("the accept command found the suggestion ended:\n%s", log)
+	}
+}

@@ -122,7 +122,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	}
 	// The earlier suggestions for the document end as replaced once this request is answered (or
 	// not): their nes/reject stays off the request's way to the agent.
-	s.sugs.supersede(ctx, agent, uri)
+	s.sugs.supersede(ctx, agent, uri, req.ahead)
 	switch {
 	case errors.Is(err, acpside.ErrCancelled):
 		switch {

@@ -100,9 +100,13 @@ func (t *tracker) takeWhere(match func(*live) bool) []*live {
 }
 
 // supersede ends the suggestions of earlier requests for uri as replaced (or accepted, for one the
-// user applied and never confirmed).
-func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri string) {
-	for _, l := range t.takeWhere(func(l *live) bool { return l.uri == uri }) {
+// user applied and never confirmed). For the bridge's own request (ahead), one the user applied
+// stays for its accept command, which the editor runs after applying it: the bridge asks for the
+// next suggestion at once after that change, and ending it first would lose what the command does
+// (the cursor placed where the suggestion puts it). It ends at the editor's next request, or the
+// next change (documentChanged), if no command comes.
+func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri string, ahead bool) {
+	for _, l := range t.takeWhere(func(l *live) bool { return l.uri == uri && !(ahead && l.applied) }) {
 		t.end(ctx, agent, l, acp.UnstableNesRejectReasonReplaced)
 	}
 }
