@@ -129,18 +129,19 @@ func (as *aheads) schedule(uri string, version, cursor int, wait time.Duration, 
 }
 
 // joinable is, for an editor's request at uri, version and cursor, the request asked ahead there,
-// once it was sent; the editor's request joins it when automatic. Any other request asked ahead
+// once it was sent (anywhere: at any place of that text, for a surface that shows the suggestion
+// nearest the cursor anywhere); the editor's request joins it when automatic. Any other request asked ahead
 // for uri ends: one still waiting for its time (the editor's own request goes now instead), one for
 // another place or text, and any when the editor asks by hand. Its answer would otherwise come
 // after the editor's and replace what the editor was shown.
-func (as *aheads) joinable(uri string, version, cursor int, automatic bool) *ahead {
+func (as *aheads) joinable(uri string, version, cursor int, automatic, anywhere bool) *ahead {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	a := as.byURI[uri]
 	if a == nil {
 		return nil
 	}
-	if automatic && a.started && a.version == version && a.cursor == cursor {
+	if automatic && a.started && a.version == version && (anywhere || a.cursor == cursor) {
 		return a
 	}
 	a.stop()
@@ -241,11 +242,11 @@ func (s *Server) suggestionReady(snap *document.Snapshot, a *ahead) {
 // joinAhead waits, for an editor's automatic request at snap and cursor, for the request asked
 // ahead there, if any, and reports whether there was one: its answer is then among the
 // document's suggestions for this version and position.
-func (s *Server) joinAhead(ctx context.Context, snap *document.Snapshot, cursor int, automatic bool) bool {
+func (s *Server) joinAhead(ctx context.Context, snap *document.Snapshot, cursor int, automatic, anywhere bool) bool {
 	if automatic {
 		s.editorAsksItself.Store(true)
 	}
-	a := s.ahead.joinable(snap.URI, snap.Version, cursor, automatic)
+	a := s.ahead.joinable(snap.URI, snap.Version, cursor, automatic, anywhere)
 	if a == nil {
 		return false
 	}

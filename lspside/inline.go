@@ -94,7 +94,10 @@ func (s *Server) suggestionsAt(ctx context.Context, req *jsonrpc2.Request, skip 
 	rctx, done := s.track(req.ID())
 	s.releaseReader(ctx)
 	defer done()
-	if s.joinAhead(rctx, snap, cursor, trigger(p) == acp.UnstableNesTriggerKindAutomatic) {
+	// The inline edit surface shows the suggestion nearest the cursor anywhere in the document:
+	// what was asked ahead at the change serves it wherever the cursor is.
+	anywhere := req.Method() == "textDocument/copilotInlineEdit"
+	if s.joinAhead(rctx, snap, cursor, trigger(p) == acp.UnstableNesTriggerKindAutomatic, anywhere) {
 		// The bridge asked ahead at this very place: its answer, not a second request.
 		s.log.Debug().Str("uri", snap.URI).Msg("answered from the request asked ahead")
 		return pr, s.sugs.forDocument(snap.URI, snap.Version), false, nil
