@@ -30,16 +30,7 @@ end
 vim.g.mapleader = ' '
 T.guide(2)
 
-local function state()
-  local f = io.open(os.getenv('EARLY_STATE'))
-  if not f then
-    return {}
-  end
-  local s = f:read('*a')
-  f:close()
-  local ok, v = pcall(vim.json.decode, s)
-  return ok and v or {}
-end
+local state = T.early_state
 
 -- The line (1-based) of the edit the plugin holds for buf, if any, and what it holds.
 local function held_edit(buf)

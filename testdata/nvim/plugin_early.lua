@@ -34,16 +34,7 @@ acp.setup({
 })
 
 -- state is what the fake did so far.
-local function state()
-  local f = io.open(os.getenv('EARLY_STATE'))
-  if not f then
-    return {}
-  end
-  local s = f:read('*a')
-  f:close()
-  local ok, v = pcall(vim.json.decode, s)
-  return ok and v or {}
-end
+local state = T.early_state
 
 local function release()
   local f = assert(io.open(os.getenv('EARLY_RELEASE'), 'w'))

@@ -70,6 +70,19 @@ function T.agent_msgs(method)
   return found
 end
 
+-- T.early_state is what the fake streaming server of e2e/nvim_early_test.go did so far (its
+-- state file EARLY_STATE: {asked, held, released, closed}); {} before it wrote any.
+function T.early_state()
+  local f = io.open(os.getenv('EARLY_STATE'))
+  if not f then
+    return {}
+  end
+  local s = f:read('*a')
+  f:close()
+  local ok, v = pcall(vim.json.decode, s)
+  return ok and v or {}
+end
+
 -- T.record_notify makes vim.notify also keep what the user is told, in order, in the list it
 -- returns.
 function T.record_notify()
