@@ -136,6 +136,13 @@ func (z *earlyZeta2) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 	}
 	for i, l := range lines {
+		if i == hold-1 {
+			// Held from here: the bridge can answer early once it has this line, the second
+			// after the hunk, and the fake sends nothing after it until the release. Said
+			// before the line goes, so that no one sees the early answer before the state
+			// says it was held.
+			z.update(func(s *earlyState) { s.Held = true })
+		}
 		if i == hold && !z.hold(r) {
 			return
 		}
@@ -147,10 +154,9 @@ func (z *earlyZeta2) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 }
 
-// hold waits for the release file, and reports whether it came before the client closed the
-// stream.
+// hold waits for the release file (the state says Held already), and reports whether it came
+// before the client closed the stream.
 func (z *earlyZeta2) hold(r *http.Request) bool {
-	z.update(func(s *earlyState) { s.Held = true })
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
