@@ -205,6 +205,8 @@ type Agent struct {
 	session acp.SessionId
 	closed  bool
 	stuck   string // why the bridge ended a stuck agent
+	// closeDone is closed when the first Close has finished.
+	closeDone chan struct{}
 
 	// For an agent prompted for suggestions (PromptOptions): the in-process NES agent's
 	// connection, its input, and the prompter it asks.
@@ -237,7 +239,7 @@ func connect(r io.ReadCloser, w io.WriteCloser, opts Options) *Agent {
 	if len(opts.Encodings) == 0 {
 		opts.Encodings = []encoding.Kind{encoding.UTF8, encoding.UTF32, encoding.UTF16}
 	}
-	a := &Agent{opts: opts, log: opts.Log, in: r, enc: encoding.UTF16}
+	a := &Agent{opts: opts, log: opts.Log, in: r, enc: encoding.UTF16, closeDone: make(chan struct{})}
 	a.queue = newOutQueue(w, opts.StuckAfter, a.stuckNow)
 	a.tap = newWireTap(opts.Log, a.lateAnswer)
 	a.tap.faults.events = opts.Events
@@ -773,14 +775,20 @@ func (a *Agent) Exited(wait time.Duration) (status string, stderr []string, ok b
 }
 
 // Close ends the NES session (nes/close, bounded by ctx), then the connection and the agent's
-// process group. It is safe to call more than once.
+// process group. It is safe to call more than once, and from more than one goroutine: a later
+// call waits (at most until ctx ends) for the first to finish.
 func (a *Agent) Close(ctx context.Context) {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
+		select {
+		case <-a.closeDone:
+		case <-ctx.Done():
+		}
 		return
 	}
 	a.closed = true
+	defer close(a.closeDone)
 	session := a.session
 	front, frontIn, prompts := a.front, a.frontIn, a.prompts
 	a.mu.Unlock()

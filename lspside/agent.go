@@ -287,10 +287,15 @@ func (s *Server) agentFailed(ctx context.Context, gen uint64, msg string, err er
 }
 
 // watchAgent notices gen's agent ending while it starts, waits for sign-in or is ready, and has
-// it restarted.
+// it restarted. The ended agent is closed then: a process that hung up but still runs, and what
+// it started, end; its pipes are released; its faults are logged. (Whoever took the agent before
+// it ended, a restart or the editor leaving, closes it too; the later Close waits for the first.)
 func (s *Server) watchAgent(ctx context.Context, gen uint64, agent *acpside.Agent, name string) {
 	<-agent.Done()
 	s.agentExited(ctx, gen, name, endOf(agent, name))
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	agent.Close(cctx)
 }
 
 // endOf says how a running agent ended: the bridge ended it (it was stuck); else, as at a first
