@@ -10,7 +10,8 @@ import (
 
 // serverFake is a model server that answers as Ollama, as llama-server or as a plain
 // OpenAI-compatible server: only Ollama answers GET /api/version, only llama-server GET /props
-// (with its default_generation_settings) and POST /infill, only Ollama POST /api/generate. Every
+// (with its default_generation_settings) and POST /infill, only Ollama POST /api/generate and
+// /api/chat. Every
 // POST is answered with an empty completion in the endpoint's shape; fakeModel records the
 // requests, and the bodies are kept by endpoint.
 func serverFake(t *testing.T, kind string) (*fakeModel, *taken) {
@@ -51,6 +52,8 @@ func serverFake(t *testing.T, kind string) (*fakeModel, *taken) {
 			_ = json.NewEncoder(w).Encode(resp)
 		case r.URL.Path == "/api/generate" && kind == "ollama":
 			_, _ = io.WriteString(w, `{"response":"","done":true,"done_reason":"stop"}`)
+		case r.URL.Path == "/api/chat" && kind == "ollama":
+			_, _ = io.WriteString(w, `{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}`)
 		case r.URL.Path == "/infill" && kind == "llama-server":
 			_ = json.NewEncoder(w).Encode(map[string]any{"content": "", "stop_type": "eos", "timings": timings})
 		default:
@@ -99,6 +102,8 @@ func TestDoctorSaysWhatServesTheModel(t *testing.T) {
 				t.Parallel()
 				var endpoint string
 				switch {
+				case (format == "chat" || format == "instinct") && sv.kind == "ollama":
+					endpoint = "/api/chat"
 				case format == "chat" || format == "instinct":
 					endpoint = "/v1/chat/completions"
 				case sv.kind == "ollama":
@@ -150,9 +155,9 @@ func TestDoctorSaysWhatServesTheModel(t *testing.T) {
 }
 
 // TestDoctorSaysWhereOllamaTakesAChat: with --model-server ollama and the chat prompt, doctor
-// says the chat goes to Ollama's OpenAI layer (/v1/chat/completions, not /api/chat) with what
-// the request carries, and that --model-context does not reach Ollama there; the sample's request
-// is that. Named by --model-server against a server that is llama-server, it says so.
+// says the chat goes to Ollama's own /api/chat with what the request carries, --model-context as
+// num_ctx among its options; the sample's request is that. Named by --model-server against a
+// server that is llama-server, it says so.
 func TestDoctorSaysWhereOllamaTakesAChat(t *testing.T) {
 	bridge, _ := binaries(t)
 	m, k := serverFake(t, "ollama")
@@ -161,9 +166,7 @@ func TestDoctorSaysWhereOllamaTakesAChat(t *testing.T) {
 	line := serverLine(r.stdout)
 	t.Logf("server     %s", line)
 	for _, want := range []string{
-		"Ollama (chat prompts to /v1/chat/completions, Ollama's OpenAI layer, not /api/chat",
-		"model, messages, temperature 0, max_tokens",
-		"no num_ctx: --model-context 8192 does not reach Ollama",
+		"Ollama (chat prompts to /api/chat; options num_predict, temperature 0, stop, num_ctx 8192 from --model-context",
 		"named by --model-server ollama",
 	} {
 		if !strings.Contains(line, want) {
@@ -178,18 +181,22 @@ func TestDoctorSaysWhereOllamaTakesAChat(t *testing.T) {
 		Body map[string]json.RawMessage `json:"body"`
 	}
 	k.last(t, &req)
-	if req.Path != "/v1/chat/completions" {
+	if req.Path != "/api/chat" {
 		t.Errorf("the sample went to %s", req.Path)
 	}
-	for _, key := range []string{"model", "messages", "temperature", "max_tokens"} {
+	for _, key := range []string{"model", "messages", "options"} {
 		if _, ok := req.Body[key]; !ok {
 			t.Errorf("the chat request has no %s: %v", key, req.Body)
 		}
 	}
-	for _, key := range []string{"options", "num_ctx", "cache_prompt"} {
+	for _, key := range []string{"temperature", "max_tokens", "cache_prompt"} {
 		if _, ok := req.Body[key]; ok {
-			t.Errorf("the chat request carries %s, which doctor did not say", key)
+			t.Errorf("the chat request carries %s outside its options, which Ollama's /api/chat does not read", key)
 		}
+	}
+	var opts map[string]any
+	if err := json.Unmarshal(req.Body["options"], &opts); err != nil || opts["num_ctx"] != 8192.0 || opts["temperature"] != 0.0 || opts["num_predict"] == nil {
+		t.Errorf("the chat request's options %s: want num_ctx 8192, temperature 0 and num_predict (%v)", req.Body["options"], err)
 	}
 	js := doctorJSON(t, runDoctor(t, t.TempDir(), nil, append([]string{"--json"}, agent...)...))
 	if s, _ := field(js, "agent.model.server").(string); s != line {

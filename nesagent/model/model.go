@@ -33,8 +33,8 @@ import (
 type Config struct {
 	// URL is the server: its base (http://127.0.0.1:8080), its OpenAI-style base ending in /v1
 	// (https://api.example.com/v1), or the full endpoint ending in /chat/completions (or
-	// /completions), used as given. Chat formats post to {base}/v1/chat/completions, raw ones to
-	// {base}/v1/completions or, on Ollama, {base}/api/generate.
+	// /completions), used as given. Chat formats post to {base}/v1/chat/completions or, on
+	// Ollama, {base}/api/chat; raw ones to {base}/v1/completions or, on Ollama, {base}/api/generate.
 	URL string
 	// Model is the "model" of each request (for llama-server any name; for Ollama the pulled
 	// model, e.g. qwen2.5-coder:7b).
@@ -397,7 +397,7 @@ func (h *httpCompleter) describeKind(class string, k serverKind, found string) s
 	if k == kindUnknown {
 		switch class {
 		case "chat":
-			return "not known yet: the server did not answer at /api/version or /props; chat prompts go to /v1/chat/completions whatever serves them"
+			return "not known yet: the server did not answer at /api/version or /props; chat prompts go to /v1/chat/completions until an answer shows Ollama's"
 		case "FIM":
 			return "not known yet: the server did not answer (asked again at the first prompt)"
 		}
@@ -410,11 +410,7 @@ func (h *httpCompleter) describeKind(class string, k serverKind, found string) s
 	var where string
 	switch {
 	case class == "chat" && k == kindOllama:
-		noCtx := "no num_ctx: Ollama runs the model with its own context size (OLLAMA_CONTEXT_LENGTH, or the model's num_ctx) and drops the start of a longer prompt"
-		if n := h.cfg.ContextTokens; n > 0 {
-			noCtx = fmt.Sprintf("no num_ctx: --model-context %d does not reach Ollama, which runs the model with its own context size (OLLAMA_CONTEXT_LENGTH, or the model's num_ctx) and drops the start of a longer prompt", n)
-		}
-		where = "chat prompts to /v1/chat/completions, Ollama's OpenAI layer, not /api/chat: model, messages, temperature 0, max_tokens; " + noCtx
+		where = "chat prompts to /api/chat; options num_predict, temperature 0, stop, " + numCtx
 	case class == "chat" && k == kindLlamaServer:
 		where = "chat prompts to /v1/chat/completions with cache_prompt"
 	case class == "chat":

@@ -21,8 +21,8 @@ const (
 	sseChat
 	// sseLlama: llama-server's /completion and /infill, events of {content, stop, timings}.
 	sseLlama
-	// ndjsonOllama: Ollama's /api/generate, one JSON object a line: {response, done,
-	// done_reason}.
+	// ndjsonOllama: Ollama's /api/generate and /api/chat, one JSON object a line: {response,
+	// done, done_reason}, or for a chat {message:{content}, done, done_reason}.
 	ndjsonOllama
 )
 
@@ -30,7 +30,7 @@ const (
 func streamKindOf(endpoint string) streamKind {
 	p := redacted(endpoint)
 	switch {
-	case strings.HasSuffix(p, "/api/generate"):
+	case strings.HasSuffix(p, "/api/generate"), strings.HasSuffix(p, "/api/chat"):
 		return ndjsonOllama
 	case strings.HasSuffix(p, "/infill"), strings.HasSuffix(p, "/completion"):
 		return sseLlama
@@ -100,20 +100,23 @@ func readStream(body io.Reader, kind streamKind, onText func(string)) (parsed, e
 		if len(data) == 0 {
 			continue
 		}
-		piece, finish, timings, done, err := readEvent(kind, data)
+		ev, err := readEvent(kind, data)
 		if err != nil {
 			return out, err
 		}
-		if err := add(piece); err != nil {
+		if err := add(ev.text); err != nil {
 			return out, err
 		}
-		if finish != "" {
-			out.finish = finish
+		if ev.finish != "" {
+			out.finish = ev.finish
 		}
-		if timings != nil {
-			out.timings = timings
+		if ev.timings != nil {
+			out.timings = ev.timings
 		}
-		if done {
+		if ev.fingerprint != "" {
+			out.fingerprint = ev.fingerprint
+		}
+		if ev.done {
 			ended = true
 			if kind != sseCompletion && kind != sseChat {
 				break // llama-server's and Ollama's last event: nothing follows
@@ -133,9 +136,18 @@ func readStream(body io.Reader, kind streamKind, onText func(string)) (parsed, e
 	return out, nil
 }
 
-// readEvent reads one event of a stream: its text, its finish reason ("length" for an answer cut
-// by its bound on tokens), llama-server's timings, and whether it is the last.
-func readEvent(kind streamKind, data []byte) (text, finish string, timings *Timings, done bool, err error) {
+// streamEvent is what one event of a stream says: its text, its finish reason ("length" for an answer
+// cut by its bound on tokens), llama-server's timings, whether it is the last, and the server's
+// system_fingerprint (which tells Ollama's OpenAI layer apart).
+type streamEvent struct {
+	text, finish string
+	timings      *Timings
+	done         bool
+	fingerprint  string
+}
+
+// readEvent reads one event of a stream.
+func readEvent(kind streamKind, data []byte) (streamEvent, error) {
 	var ev struct {
 		Choices []struct {
 			Text  *string `json:"text"`
@@ -144,62 +156,72 @@ func readEvent(kind streamKind, data []byte) (text, finish string, timings *Timi
 			} `json:"delta"`
 			FinishReason *string `json:"finish_reason"`
 		} `json:"choices"`
-		Content      *string         `json:"content"`
-		Stop         bool            `json:"stop"`
-		StopType     string          `json:"stop_type"`
-		StoppedLimit bool            `json:"stopped_limit"`
-		Timings      *Timings        `json:"timings"`
-		Response     *string         `json:"response"`
-		Done         bool            `json:"done"`
-		DoneReason   string          `json:"done_reason"`
-		Error        json.RawMessage `json:"error"`
+		SystemFingerprint string   `json:"system_fingerprint"`
+		Content           *string  `json:"content"`
+		Stop              bool     `json:"stop"`
+		StopType          string   `json:"stop_type"`
+		StoppedLimit      bool     `json:"stopped_limit"`
+		Timings           *Timings `json:"timings"`
+		Response          *string  `json:"response"`
+		Message           *struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		Done       bool            `json:"done"`
+		DoneReason string          `json:"done_reason"`
+		Error      json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return "", "", nil, false, fmt.Errorf("a malformed event (%v): %s", err, preview(data))
+		return streamEvent{}, fmt.Errorf("a malformed event (%v): %s", err, preview(data))
 	}
 	if len(ev.Error) > 0 && string(ev.Error) != "null" {
-		return "", "", nil, false, fmt.Errorf("an error: %s", errorText(data))
+		return streamEvent{}, fmt.Errorf("an error: %s", errorText(data))
 	}
 	switch kind {
 	case sseCompletion, sseChat:
+		out := streamEvent{timings: ev.Timings, fingerprint: ev.SystemFingerprint}
 		if len(ev.Choices) == 0 {
-			return "", "", ev.Timings, false, nil // a usage event, say, or llama-server's timings
+			return out, nil // a usage event, say, or llama-server's timings
 		}
 		c := ev.Choices[0]
 		if c.Text != nil {
-			text = *c.Text
+			out.text = *c.Text
 		} else if len(c.Delta.Content) > 0 {
 			// A chat delta; Mistral's FIM streams its completion so too.
 			s, err := contentText(c.Delta.Content)
 			if err != nil {
-				return "", "", nil, false, fmt.Errorf("a malformed delta (%v): %s", err, preview(data))
+				return streamEvent{}, fmt.Errorf("a malformed delta (%v): %s", err, preview(data))
 			}
-			text = s
+			out.text = s
 		}
 		if c.FinishReason != nil {
-			finish, done = *c.FinishReason, *c.FinishReason != ""
+			out.finish, out.done = *c.FinishReason, *c.FinishReason != ""
 		}
-		return text, finish, ev.Timings, done, nil
+		return out, nil
 	case sseLlama:
+		out := streamEvent{timings: ev.Timings, done: ev.Stop}
 		if ev.Content != nil {
-			text = *ev.Content
+			out.text = *ev.Content
 		}
 		if ev.Stop {
-			finish = "stop"
+			out.finish = "stop"
 			if ev.StopType == "limit" || ev.StoppedLimit {
-				finish = "length"
+				out.finish = "length"
 			}
 		}
-		return text, finish, ev.Timings, ev.Stop, nil
+		return out, nil
 	default:
-		if ev.Response != nil {
-			text = *ev.Response
-		} else if !ev.Done {
-			return "", "", nil, false, fmt.Errorf("an event without response: %s", preview(data))
+		out := streamEvent{done: ev.Done}
+		switch {
+		case ev.Response != nil:
+			out.text = *ev.Response
+		case ev.Message != nil:
+			out.text = ev.Message.Content
+		case !ev.Done:
+			return streamEvent{}, fmt.Errorf("an event without response or message: %s", preview(data))
 		}
 		if ev.Done {
-			finish = ev.DoneReason
+			out.finish = ev.DoneReason
 		}
-		return text, finish, nil, ev.Done, nil
+		return out, nil
 	}
 }

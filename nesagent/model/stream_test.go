@@ -31,6 +31,8 @@ func TestReadStream(t *testing.T) {
 		{"an error event", sseLlama, "data: {\"content\":\"a\",\"stop\":false}\n\ndata: {\"error\":{\"message\":\"slot unavailable\"}}\n\n", "", "", "slot unavailable"},
 		{"cut before its end", sseCompletion, "data: {\"choices\":[{\"text\":\"ab\"}]}\n\n", "", "", "ended before its last event"},
 		{"Ollama cut before its end", ndjsonOllama, "{\"response\":\"a\",\"done\":false}\n", "", "", "ended before its last event"},
+		{"Ollama's chat", ndjsonOllama, "{\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}\n{\"message\":{\"role\":\"assistant\",\"content\":\"b\"},\"done\":false}\n{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"length\"}\n", "ab", "length", ""},
+		{"Ollama, neither response nor message", ndjsonOllama, "{\"done\":false}\n", "", "", "without response or message"},
 	}
 	for _, tc := range cases {
 		var pieces []string
@@ -48,6 +50,16 @@ func TestReadStream(t *testing.T) {
 	r, _ := readStream(strings.NewReader("data: {\"content\":\"\",\"stop\":true,\"timings\":{\"prompt_n\":3,\"cache_n\":10}}\n\n"), sseLlama, nil)
 	if r.timings == nil || r.timings.PromptN != 3 || r.timings.CacheN != 10 {
 		t.Errorf("timings %+v", r.timings)
+	}
+	for endpoint, want := range map[string]streamKind{"http://h/api/chat": ndjsonOllama, "http://h/api/generate": ndjsonOllama, "http://h/v1/chat/completions": sseChat} {
+		if got := streamKindOf(endpoint); got != want {
+			t.Errorf("%s streams as %v, want %v", endpoint, got, want)
+		}
+	}
+	// Ollama's OpenAI layer says so on every chunk, as on a whole answer.
+	r, _ = readStream(strings.NewReader("data: {\"system_fingerprint\":\"fp_ollama\",\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"), sseChat, nil)
+	if r.fingerprint != ollamaFingerprint {
+		t.Errorf("fingerprint %q of a streamed answer of Ollama's", r.fingerprint)
 	}
 }
 

@@ -18,22 +18,23 @@ import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
-// httpCompleter reaches a model's server over HTTP: chat completions for a chat prompt, raw
-// completions for a raw one (OpenAI's /v1/completions, or Ollama's own /api/generate with raw
-// set, since Ollama's /v1/completions would wrap the prompt in the model's chat template).
+// httpCompleter reaches a model's server over HTTP: chat completions for a chat prompt (OpenAI's
+// /v1/chat/completions, or Ollama's own /api/chat, which takes num_ctx), raw completions for a
+// raw one (OpenAI's /v1/completions, or Ollama's own /api/generate with raw set, since Ollama's
+// /v1/completions would wrap the prompt in the model's chat template).
 //
 // Every request goes through one client that follows no redirect to another scheme, host or port
 // (server.go), and every error it returns is bounded, cleaned and has the key removed: it reaches
 // the agent's log, the bridge and the editor.
 type httpCompleter struct {
 	cfg Config
-	// chat and completions are the OpenAI-style endpoints; generate is Ollama's; version is
-	// where Ollama says its version; props where llama-server says its settings, infill its FIM
+	// chat and completions are the OpenAI-style endpoints; generate and ollamaChat are
+	// Ollama's; version is where Ollama says its version; props where llama-server says its settings, infill its FIM
 	// endpoint; fim the hosted services' FIM endpoint; shown is the server for messages, without
 	// a password.
-	chat, completions, generate, version string
-	props, infill, fim                   string
-	shown                                string
+	chat, completions, generate, ollamaChat, version string
+	props, infill, fim                               string
+	shown                                            string
 	// hostedFIM: the server's address is a hosted service whose FIM endpoint FIM prompts go to.
 	hostedFIM bool
 	// base is the server's address without /v1 or an endpoint: a hosted service's own paths
@@ -124,6 +125,7 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 		h.completions = endpoint(path+"/v1/completions", false)
 	}
 	h.generate = endpoint(path+"/api/generate", false)
+	h.ollamaChat = endpoint(path+"/api/chat", false)
 	h.version = endpoint(path+"/api/version", false)
 	h.props = endpoint(path+"/props", false)
 	h.infill = endpoint(path+"/infill", false)
@@ -136,7 +138,7 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 	switch strings.ToLower(cfg.Server) {
 	case "ollama":
 		h.kind, h.fixed = kindOllama, true
-		cfg.Log.Info("model: the server is Ollama (--model-server ollama): raw prompts go to /api/generate")
+		cfg.Log.Info("model: the server is Ollama (--model-server ollama): raw prompts go to /api/generate, chat prompts to /api/chat")
 	case "openai":
 		h.kind, h.fixed = kindOpenAI, true
 		cfg.Log.Info("model: the server is OpenAI-compatible (--model-server openai): raw prompts go to /v1/completions")
@@ -275,7 +277,7 @@ func (h *httpCompleter) setKindLocked(k serverKind, why string) {
 	h.kind, h.found = k, why
 	switch k {
 	case kindOllama:
-		h.cfg.Log.Info("model: the server is Ollama "+why+": raw prompts go to /api/generate with raw set, FIM prompts with suffix", "server", h.shown)
+		h.cfg.Log.Info("model: the server is Ollama "+why+": raw prompts go to /api/generate with raw set, FIM prompts with suffix, chat prompts to /api/chat", "server", h.shown)
 	case kindLlamaServer:
 		h.cfg.Log.Info("model: the server is llama-server ("+why+"): raw prompts go to /v1/completions, FIM prompts to /infill", "server", h.shown)
 	case kindOpenAI:
@@ -367,35 +369,44 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(str
 		r, err := h.postAs(ctx, dctx, endpoint, p.Body, postOpts{brotli: p.Brotli, whole: true}, readWhole)
 		return r, endpoint, err
 	}
+	options := generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop, NumCtx: h.cfg.ContextTokens}
 	if p.Raw == "" {
-		chat := h.chat
-		if p.Path != "" {
-			chat = h.base + p.Path // a hosted service's chat-shaped endpoint (Inception's edits)
-		}
 		var msgs []chatMessage
 		if p.System != "" {
 			msgs = append(msgs, chatMessage{Role: "system", Content: p.System})
 		}
 		msgs = append(msgs, chatMessage{Role: "user", Content: p.User})
+		if p.Path == "" && h.isOllama() {
+			// Ollama's own chat, which takes the options its OpenAI layer has no field for:
+			// num_ctx above all.
+			r, err := post(ctx, dctx, h.ollamaChat, ollamaChatRequest{Model: h.cfg.Model, Messages: msgs, Stream: stream, Options: options}, readOllama)
+			h.notOllamaOn404(err, "/api/chat")
+			return r, h.ollamaChat, err
+		}
+		chat := h.chat
+		if p.Path != "" {
+			chat = h.base + p.Path // a hosted service's chat-shaped endpoint (Inception's edits)
+		}
 		r, err := post(ctx, dctx, chat, chatRequest{
 			Model: h.cfg.Model, Messages: msgs, Temperature: 0, MaxTokens: p.MaxTokens, Stop: p.Stop, Stream: stream,
 			CachePrompt: p.Path == "" && h.cachePrompt(),
 		}, readChat)
+		if err == nil && p.Path == "" && r.fingerprint == ollamaFingerprint {
+			// Ollama's OpenAI layer answered: the answer is good, but --model-context cannot
+			// reach the model there; the next chat prompt goes to /api/chat.
+			h.mu.Lock()
+			if !h.fixed {
+				h.setKindLocked(kindOllama, "(its /v1/chat/completions answers as Ollama's, system_fingerprint "+ollamaFingerprint+")")
+			}
+			h.mu.Unlock()
+		}
 		return r, chat, err
 	}
 	generate := func() (parsed, string, error) {
 		r, err := post(ctx, dctx, h.generate, generateRequest{
-			Model: h.cfg.Model, Prompt: p.Raw, Raw: true, Stream: stream,
-			Options: generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop, NumCtx: h.cfg.ContextTokens},
-		}, readGenerate)
-		var se *statusError
-		if errors.As(err, &se) && se.code == http.StatusNotFound {
-			h.mu.Lock()
-			if !h.fixed {
-				h.setKindLocked(kindUnknown, "/api/generate answered 404: no Ollama there now")
-			}
-			h.mu.Unlock()
-		}
+			Model: h.cfg.Model, Prompt: p.Raw, Raw: true, Stream: stream, Options: options,
+		}, readOllama)
+		h.notOllamaOn404(err, "/api/generate")
 		return r, h.generate, err
 	}
 	if h.useGenerate(ctx, dctx) {
@@ -424,11 +435,39 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(str
 	if fixed {
 		return r, h.completions, nil
 	}
+	if stream {
+		// Its pieces were read as they came: asking again would hand the reader a second
+		// answer after the first. This one is dropped; the next prompt goes to /api/generate.
+		return parsed{}, h.completions, errors.New("the answer came from Ollama's /v1/completions, which wraps the prompt in the model's chat template; it is dropped, and the next prompt goes to /api/generate")
+	}
 	return generate()
 }
 
 // ollamaFingerprint is the system_fingerprint of the answers of Ollama's OpenAI layer.
 const ollamaFingerprint = "fp_ollama"
+
+// isOllama reports whether the server is known to be Ollama (--model-server ollama, its
+// /api/version, or its fingerprint on an answer). Chat prompts do not ask it: they go to
+// /v1/chat/completions until it is known.
+func (h *httpCompleter) isOllama() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.kind == kindOllama
+}
+
+// notOllamaOn404 forgets that the server is Ollama when one of Ollama's own endpoints (path)
+// answered err, a 404: no Ollama there now. A kind the user said stays.
+func (h *httpCompleter) notOllamaOn404(err error, path string) {
+	var se *statusError
+	if !errors.As(err, &se) || se.code != http.StatusNotFound {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.fixed {
+		h.setKindLocked(kindUnknown, path+" answered 404: no Ollama there now")
+	}
+}
 
 type chatMessage struct {
 	Role    string `json:"role"`
@@ -444,6 +483,14 @@ type chatRequest struct {
 	Stream      bool          `json:"stream"`
 	// CachePrompt is llama-server's cache_prompt, sent to it alone (cachePrompt).
 	CachePrompt bool `json:"cache_prompt,omitempty"`
+}
+
+// ollamaChatRequest is a chat for Ollama's /api/chat: its options are /api/generate's.
+type ollamaChatRequest struct {
+	Model    string          `json:"model"`
+	Messages []chatMessage   `json:"messages"`
+	Stream   bool            `json:"stream"`
+	Options  generateOptions `json:"options"`
 }
 
 type completionRequest struct {
@@ -503,7 +550,8 @@ type Timings struct {
 
 func readChat(data []byte) (parsed, error) {
 	var r struct {
-		Choices []struct {
+		SystemFingerprint string `json:"system_fingerprint"`
+		Choices           []struct {
 			Message struct {
 				Content json.RawMessage `json:"content"`
 			} `json:"message"`
@@ -522,7 +570,7 @@ func readChat(data []byte) (parsed, error) {
 	if err != nil {
 		return parsed{}, fmt.Errorf("a malformed message content (%v): %s", err, preview(r.Choices[0].Message.Content))
 	}
-	return parsed{text: text, finish: r.Choices[0].FinishReason, timings: r.Timings}, nil
+	return parsed{text: text, finish: r.Choices[0].FinishReason, fingerprint: r.SystemFingerprint, timings: r.Timings}, nil
 }
 
 func readCompletion(data []byte) (parsed, error) {
@@ -548,22 +596,29 @@ func readCompletion(data []byte) (parsed, error) {
 	return parsed{text: *r.Choices[0].Text, finish: r.Choices[0].FinishReason, fingerprint: r.SystemFingerprint, timings: r.Timings}, nil
 }
 
-func readGenerate(data []byte) (parsed, error) {
+// readOllama reads an answer of Ollama's own: /api/generate's {response, done_reason}, or
+// /api/chat's {message:{content}, done_reason}.
+func readOllama(data []byte) (parsed, error) {
 	var r struct {
-		Response   *string `json:"response"`
-		DoneReason string  `json:"done_reason"`
-		Error      string  `json:"error"`
+		Response *string `json:"response"`
+		Message  *struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		DoneReason string `json:"done_reason"`
+		Error      string `json:"error"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return parsed{}, fmt.Errorf("a malformed body (%v): %s", err, preview(data))
 	}
-	if r.Response == nil {
-		if r.Error != "" {
-			return parsed{}, fmt.Errorf("an error: %s", r.Error)
-		}
-		return parsed{}, fmt.Errorf("no response: %s", preview(data))
+	switch {
+	case r.Response != nil:
+		return parsed{text: *r.Response, finish: r.DoneReason}, nil
+	case r.Message != nil:
+		return parsed{text: r.Message.Content, finish: r.DoneReason}, nil
+	case r.Error != "":
+		return parsed{}, fmt.Errorf("an error: %s", r.Error)
 	}
-	return parsed{text: *r.Response, finish: r.DoneReason}, nil
+	return parsed{}, fmt.Errorf("no response: %s", preview(data))
 }
 
 func noChoices(errField json.RawMessage, data []byte) error {
