@@ -121,6 +121,13 @@ func (as *aheads) schedule(uri string, version, cursor int, wait time.Duration, 
 	a.cancel = cancel
 	a.timer = time.AfterFunc(wait, func() {
 		as.mu.Lock()
+		if as.byURI[uri] != a {
+			// Ended as its time came (a change, the editor's own request): the timer had
+			// fired already, so Stop could not hold it back.
+			as.mu.Unlock()
+			close(a.done)
+			return
+		}
 		a.started = true
 		as.mu.Unlock()
 		ask(ctx, a)

@@ -83,11 +83,18 @@ func (d *docRequests) tidy(uri string) {
 // beginSuggest registers the nes/suggest about to be sent for uri, cancelling the one still in
 // flight for it (whose editor request then gets an empty result, and whose ids, should the agent
 // answer anyway, end as cancelled); burst says that one was asked for less than coalesce ago.
-// done unregisters it.
+// done unregisters it. A request whose ctx has ended already registers and cancels nothing.
 func (d *docRequests) beginSuggest(ctx context.Context, uri string, coalesce time.Duration) (_ context.Context, burst bool, done func()) {
 	cctx, cancel := context.WithCancel(ctx)
 	now := time.Now()
 	d.mu.Lock()
+	if ctx.Err() != nil {
+		// Cancelled before it was registered (a request asked ahead that the editor's own
+		// request ended as it started): it supersedes nothing, least of all that request.
+		d.mu.Unlock()
+		cancel()
+		return cctx, false, func() {}
+	}
 	r := d.get(uri)
 	if r.suggest != nil {
 		r.suggest()

@@ -41,3 +41,22 @@ func TestDocRequestsHoldNothingOnceDone(t *testing.T) {
 		t.Errorf("after close: %d positions, %d in flight, active %v, %d documents", c, n, active, len(d.docs))
 	}
 }
+
+// TestACancelledRequestSupersedesNothing: a request cancelled before it registers (the bridge's
+// own, asked ahead, which the editor's request ended as it began) leaves the request in flight
+// alone: the editor's request keeps its answer.
+func TestACancelledRequestSupersedesNothing(t *testing.T) {
+	d := newDocRequests()
+	editors, _, done := d.beginSuggest(context.Background(), "a", time.Hour)
+	defer done()
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	ahead, burst, doneAhead := d.beginSuggest(ended, "a", time.Hour)
+	doneAhead()
+	if editors.Err() != nil || burst || ahead.Err() == nil {
+		t.Errorf("the editor's request: %v; the cancelled one: %v, burst %v; want the editor's alive, the other ended", editors.Err(), ahead.Err(), burst)
+	}
+	if _, n, _ := d.held(); n != 1 {
+		t.Errorf("%d requests in flight, want the editor's", n)
+	}
+}
