@@ -42,7 +42,8 @@ func TestHelixInTheTerminal(t *testing.T) {
 	bridge, _ := binaries(t)
 	file, mainFile := filepath.Join(work, "total.go"), filepath.Join(work, "main.go")
 	// The user's first edit must reach the built-in agent as a change: wait until the bridge has
-	// the document (an edit made before would be part of the text it opens with, and no rename).
+	// the document and the agent is ready (an edit made before would be part of the text the
+	// agent is given when it becomes ready, and no rename).
 	waitLogLine := func(what string, match func(line string) bool) {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); ; {
@@ -60,6 +61,9 @@ func TestHelixInTheTerminal(t *testing.T) {
 	}
 	waitLogLine("that it opened total.go", func(l string) bool {
 		return strings.Contains(l, `"message":"opened"`) && strings.Contains(l, "total.go")
+	})
+	waitLogLine("that the agent is ready", func(l string) bool {
+		return strings.Contains(l, `"message":"agent ready"`)
 	})
 
 	// Rename sum where it is declared.
