@@ -41,9 +41,10 @@ func TestHelixInTheTerminal(t *testing.T) {
 	}, map[string]string{"total.go": text, "main.go": mainText}, "total.go", "main.go")
 	bridge, _ := binaries(t)
 	file, mainFile := filepath.Join(work, "total.go"), filepath.Join(work, "main.go")
-	// The user's first edit must reach the built-in agent as a change: wait until the bridge has
-	// the document and the agent is ready (an edit made before would be part of the text the
-	// agent is given when it becomes ready, and no rename).
+	// The user's first edit reaches the built-in agent as the user makes it: wait until the bridge
+	// has the document (an edit made before would be part of the text it opens with, and no
+	// rename) and the agent is ready (an edit made before that reaches it later, as one change:
+	// TestBinaryEditsWhileTheAgentStarts).
 	waitLogLine := func(what string, match func(line string) bool) {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); ; {

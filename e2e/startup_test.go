@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -101,5 +103,46 @@ func TestBinaryStartup(t *testing.T) {
 				t.Errorf("the bridge's debug log does not say why the first request answered empty")
 			}
 		})
+	}
+}
+
+// TestBinaryEditsWhileTheAgentStarts: the real binary with an agent that takes 2 s to start. The
+// user opens a file and renames a variable in it before the agent is ready; once it is, the agent
+// gets the file as it was opened, then the rename as a change (a rename it can follow through
+// the file), and its copy reads as the editor's.
+func TestBinaryEditsWhileTheAgentStarts(t *testing.T) {
+	_, agent := binaries(t)
+	dir := t.TempDir()
+	agentLog := filepath.Join(dir, "agent.jsonl")
+	b := startBridge(t, "--", agent, "--start-delay", "2s", "--log", agentLog)
+	if err := b.Call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": fileURI(dir), "capabilities": map[string]any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Notify("initialized", map[string]any{})
+	uri := fileURI(dir) + "/total.go"
+	const text = "func total() int {\n\tsum := 0 // 日本\n\treturn sum\n}\n"
+	b.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": text}})
+	b.Notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{map[string]any{"range": map[string]any{"start": map[string]any{"line": 1, "character": 1}, "end": map[string]any{"line": 1, "character": 4}}, "text": "acc"}},
+	})
+	b.waitMessage("acp-test-agent is ready")
+	waitAgentLog(t, agentLog, "document/didChange")
+	var got []string
+	for _, m := range readAgentLog(t, agentLog) {
+		p, _ := m["params"].(map[string]any)
+		switch m["method"] {
+		case "document/didOpen":
+			got = append(got, fmt.Sprintf("open %v %q", p["version"], p["text"]))
+		case "document/didChange":
+			got = append(got, fmt.Sprintf("change %v %v", p["version"], p["contentChanges"]))
+		}
+	}
+	want := []string{
+		fmt.Sprintf("open 1 %q", text),
+		"change 2 [map[range:map[end:map[character:4 line:1] start:map[character:1 line:1]] text:acc]]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the agent received\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

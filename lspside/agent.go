@@ -186,9 +186,10 @@ func (s *Server) becomeReady(ctx context.Context, gen uint64, agent *acpside.Age
 	s.log.Info().Str("agent", name).Str("encoding", agent.Encoding().String()).Interface("events", agent.Events()).Msg("agent ready")
 	if agent.Events().DidOpen {
 		for _, snap := range s.docs.All() {
-			s.sendDidOpen(ctx, agent, snap)
+			s.catchUp(ctx, agent, snap)
 		}
 	}
+	s.unseen = nil
 	// The user is somewhere already: tell an agent that listens for focus where.
 	active := s.reqs.activeDoc()
 	if snap, ok := s.docs.Get(active); ok && agent.Events().DidFocus {

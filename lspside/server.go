@@ -177,6 +177,9 @@ type Server struct {
 	sup *supervisor
 	// secret are the open documents kept from the agent (secrets.go).
 	secret heldBack
+	// unseen are the documents opened while no agent was ready, as they were opened: the agent
+	// that becomes ready gets that text and then what changed since (catchup.go). Under fwd.
+	unseen map[string]*document.Snapshot
 	// asks are the code actions' nes/suggest in flight (codeaction.go).
 	asks pendingAsks
 	// status sends NotifyStatus when the state changes (status.go), from initialized until

@@ -65,7 +65,9 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) error {
 	}
 	s.log.Debug().Str("uri", td.URI).Int("version", td.Version).Int("bytes", len(td.Text)).Msg("opened")
 	s.ed.Opened(snap)
-	if agent := s.currentAgent(); agent != nil && agent.Events().DidOpen {
+	agent := s.currentAgent()
+	s.openedUnseen(snap, agent == nil)
+	if agent != nil && agent.Events().DidOpen {
 		s.sendDidOpen(ctx, agent, snap)
 	}
 	return nil
@@ -193,6 +195,7 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	if _, ok := s.docs.Close(uri); !ok {
 		return fmt.Errorf("%s: %w", uri, document.ErrNotOpen)
 	}
+	delete(s.unseen, uri)
 	s.reqs.closed(uri)
 	s.still.closed(uri)
 	s.ahead.closed(uri)
