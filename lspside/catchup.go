@@ -13,10 +13,11 @@ import (
 
 // Catching up: a document the editor opened while no agent was ready (the agent starting, most
 // often at the editor's start, or restarting) is given to the agent that becomes ready as it was
-// opened, then what the user changed since, as one change. The user's first edits reach the agent
-// as edits (a rename to follow through the file, the edit history a model is shown), not as part
-// of the text it opens with. Only the first text of each document is kept, and only until an
-// agent is ready.
+// opened, then what the user changed since, as one change; a document open when the agent exited,
+// as the exited agent last had it, then the change since. The user's edits made while no agent
+// was ready reach the next one as edits (a rename to follow through the file, the edit history a
+// model is shown), not as part of the text it opens with. Only one text of each document is
+// kept, and only until an agent is ready.
 
 // openedUnseen records snap, just opened, when no agent is ready to see it (unready); a document
 // opened again while it waits keeps its first text only if the editor's text is the same.
@@ -33,6 +34,19 @@ func (s *Server) openedUnseen(snap *document.Snapshot, unready bool) {
 		return
 	}
 	s.unseen[snap.URI] = snap
+}
+
+// agentGone records, as the agent exits, the text of each open document it had: the next agent
+// gets that text and then the change since. Under fwd.
+func (s *Server) agentGone() {
+	if s.unseen == nil {
+		s.unseen = map[string]*document.Snapshot{}
+	}
+	for _, snap := range s.docs.All() {
+		if _, ok := s.unseen[snap.URI]; !ok {
+			s.unseen[snap.URI] = snap
+		}
+	}
 }
 
 // catchUp gives the agent, becoming ready, the document of snap: as it was opened and what changed

@@ -25,6 +25,9 @@ func (s *Server) agentExited(ctx context.Context, gen uint64, name string, why e
 	if !ok {
 		return // the bridge closed it, or a newer generation runs
 	}
+	s.fwd.Lock()
+	s.agentGone()
+	s.fwd.Unlock()
 	s.sugs.endAll(ctx, nil, acp.UnstableNesRejectReasonIgnored) // their agent is gone
 	msg := s.notReady()
 	s.log.Warn().Str("agent", name).Err(why).Int("exits", n).Bool("giveUp", giveUp).Msg("agent exited")
@@ -57,6 +60,9 @@ func (s *Server) restartCommand(ctx context.Context) error {
 		return nil
 	}
 	if agent != nil {
+		s.fwd.Lock()
+		s.agentGone()
+		s.fwd.Unlock()
 		s.sugs.endAll(ctx, agent, acp.UnstableNesRejectReasonIgnored)
 		agent.Close(ctx)
 	}

@@ -3,6 +3,7 @@ package lspside_test
 import (
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,8 @@ import (
 )
 
 // An agent that crashes is restarted after a backoff: initialize, nes/start and didOpen again, with
-// the text the editor has now, edits made during the outage included; requests during the outage
-// answer empty at once.
+// the text the crashed agent had, then the edits made during the outage as a change (so that they
+// reach it as edits); requests during the outage answer empty at once.
 func TestAgentIsRestartedWithTheEditorsText(t *testing.T) {
 	const a, b = "file:///work/project/a.go", "file:///work/project/b.go"
 	e := newEditor(t, harnessOpts{
@@ -51,9 +52,18 @@ func TestAgentIsRestartedWithTheEditorsText(t *testing.T) {
 	if _, open := e.theAgent().Mirror(b); open {
 		t.Error("the restarted agent was told of a document closed during the outage")
 	}
-	got := methods(e.theAgent().Received())
-	if len(got) < 3 || got[0] != acp.AgentMethodInitialize || got[1] != acp.AgentMethodNesStart || got[2] != acp.AgentMethodDocumentDidOpen {
-		t.Errorf("the restarted agent received %v", got)
+	received := e.theAgent().Received()
+	got := methods(received)
+	if len(got) < 4 || got[0] != acp.AgentMethodInitialize || got[1] != acp.AgentMethodNesStart || got[2] != acp.AgentMethodDocumentDidOpen || got[3] != acp.AgentMethodDocumentDidChange {
+		t.Fatalf("the restarted agent received %v", got)
+	}
+	var opened acp.UnstableDidOpenDocumentNotification
+	var changed acp.UnstableDidChangeDocumentNotification
+	if err := json.Unmarshal(received[2].Params, &opened); err != nil || opened.Uri != a || opened.Text != "hel\n" {
+		t.Errorf("the restarted agent opened %s with %q (%v); want %s with the crashed agent's text", opened.Uri, opened.Text, err, a)
+	}
+	if err := json.Unmarshal(received[3].Params, &changed); err != nil || changed.Uri != a || len(changed.ContentChanges) != 1 || changed.ContentChanges[0].Text != "// ünï\n" {
+		t.Errorf("then the change %+v (%v); want the outage's edit", changed, err)
 	}
 	// Later edits reach it as changes, and it suggests again.
 	e.ChangeAt(a, 3, fakeeditor.Replace(fakeeditor.At(1, 3), fakeeditor.At(1, 3), " "))
