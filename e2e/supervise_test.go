@@ -1,18 +1,20 @@
 package e2e
 
 import (
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
 )
 
 // TestBinaryRestartsAKilledAgent: the agent process is killed (SIGKILL) while the editor works.
 // The bridge says so, restarts it, and the new process gets initialize, nes/start and a didOpen
-// with the text the editor has now, including an edit made while it was down.
+// with the text the killed one had, then the edit made while it was down as a change.
 func TestBinaryRestartsAKilledAgent(t *testing.T) {
 	skipOnWindows(t, "finds the agent's process in /proc")
 	_, agent := binaries(t)
@@ -39,24 +41,34 @@ func TestBinaryRestartsAKilledAgent(t *testing.T) {
 	b.waitMessage("acp-test-agent is ready")
 
 	// The new agent logs the replayed didOpen when it handles it, maybe after "ready" reached us.
-	var inits, opens []map[string]any
-	for deadline := time.Now().Add(10 * time.Second); len(opens) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		inits, opens = nil, nil
+	var inits, opens, changes []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); len(changes) < 1 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		inits, opens, changes = nil, nil, nil
 		for _, m := range readAgentLog(t, agentLog) {
 			switch m["method"] {
 			case "initialize":
 				inits = append(inits, m)
 			case "document/didOpen":
 				opens = append(opens, m)
+			case "document/didChange":
+				changes = append(changes, m)
 			}
 		}
 	}
-	if len(inits) != 2 || len(opens) != 2 {
-		t.Fatalf("initialize ×%d, didOpen ×%d; want 2 of each (before and after the kill)", len(inits), len(opens))
+	if len(inits) != 2 || len(opens) != 2 || len(changes) != 1 {
+		t.Fatalf("initialize ×%d, didOpen ×%d, didChange ×%d; want 2, 2 (before and after the kill) and the outage's edit", len(inits), len(opens), len(changes))
 	}
 	p := opens[1]["params"].(map[string]any)
-	if p["text"] != "package a // é\n" || p["version"] != float64(2) {
-		t.Errorf("didOpen after the restart %v: want version 2 with the edit made during the outage", p)
+	if p["text"] != "package a\n" || p["version"] != float64(1) {
+		t.Errorf("didOpen after the restart %v: want version 1, the text the killed agent had", p)
+	}
+	// The edit as one change: the bridge's (a range) or, had the new agent been ready before the
+	// edit came, the editor's own (the whole text).
+	c := changes[0]["params"].(map[string]any)
+	ranged := fmt.Sprint(c["contentChanges"]) == "[map[range:map[end:map[character:9 line:0] start:map[character:9 line:0]] text: // é]]"
+	whole := fmt.Sprint(c["contentChanges"]) == "[map[text:package a // é\n]]"
+	if c["version"] != float64(2) || !ranged && !whole {
+		t.Errorf("didChange after the restart %v: want version 2 with the edit made during the outage", c)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for len(agentPIDs(agent)) != 1 && time.Now().Before(deadline) {
