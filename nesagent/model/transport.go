@@ -29,9 +29,9 @@ import (
 type httpCompleter struct {
 	cfg Config
 	// chat and completions are the OpenAI-style endpoints; generate and ollamaChat are
-	// Ollama's; version is where Ollama says its version; props where llama-server says its settings, infill its FIM
-	// endpoint; fim the hosted services' FIM endpoint; shown is the server for messages, without
-	// a password.
+	// Ollama's; version is where Ollama says its version; props where llama-server says its
+	// settings, infill its FIM endpoint; fim the hosted services' FIM endpoint; shown is the
+	// server for messages, without a password.
 	chat, completions, generate, ollamaChat, version string
 	props, infill, fim                               string
 	shown                                            string
