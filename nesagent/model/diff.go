@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
@@ -184,8 +185,8 @@ func textEdits(old, new string, base int) []nesagent.TextEdit {
 // a deletion stays as small as it is (log → logf inserts f). ok is false when nothing differs.
 func core(old, new string, h hunk) (hunk, bool) {
 	o, n := old[h.oa:h.ob], new[h.na:h.nb]
-	p := commonPrefix(o, n)
-	s := commonSuffix(o[p:], n[p:])
+	p := encoding.CommonPrefix(o, n)
+	s := encoding.CommonSuffix(o[p:], n[p:])
 	if p == len(o)-s && p == len(n)-s {
 		return h, false
 	}
@@ -249,45 +250,4 @@ func midWord(s string, i int) bool {
 	before, _ := utf8.DecodeLastRuneInString(s[:i])
 	after, _ := utf8.DecodeRuneInString(s[i:])
 	return isWordRune(before) && isWordRune(after)
-}
-
-// splitsCRLF tells whether offset i of s falls between a "\r" and a "\n".
-func splitsCRLF(s string, i int) bool {
-	return i > 0 && i < len(s) && s[i-1] == '\r' && s[i] == '\n'
-}
-
-// commonPrefix is the length of the longest common prefix of a and b made of whole characters
-// and not ending inside a "\r\n".
-func commonPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) {
-		_, sa := utf8.DecodeRuneInString(a[n:])
-		_, sb := utf8.DecodeRuneInString(b[n:])
-		if sa != sb || a[n:n+sa] != b[n:n+sb] {
-			break
-		}
-		n += sa
-	}
-	for n > 0 && (splitsCRLF(a, n) || splitsCRLF(b, n)) {
-		n--
-	}
-	return n
-}
-
-// commonSuffix is the length of the longest common suffix of a and b made of whole characters
-// and not starting inside a "\r\n".
-func commonSuffix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) {
-		_, sa := utf8.DecodeLastRuneInString(a[:len(a)-n])
-		_, sb := utf8.DecodeLastRuneInString(b[:len(b)-n])
-		if sa != sb || a[len(a)-n-sa:len(a)-n] != b[len(b)-n-sb:len(b)-n] {
-			break
-		}
-		n += sa
-	}
-	for n > 0 && (splitsCRLF(a, len(a)-n) || splitsCRLF(b, len(b)-n)) {
-		n--
-	}
-	return n
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
@@ -209,9 +210,9 @@ func (fs *follows) finish(f *follow, original string, whole nesagent.Suggestion,
 	defer close(f.done)
 	var next *nesagent.Suggestion
 	if full := applyEdits(original, whole.Edits); ok && full != f.expect {
-		p := commonPrefix(f.expect, full)
+		p := encoding.CommonPrefix(f.expect, full)
 		p = strings.LastIndexByte(f.expect[:p], '\n') + 1
-		s := commonSuffix(f.expect[p:], full[p:])
+		s := encoding.CommonSuffix(f.expect[p:], full[p:])
 		if edits := regionEdits(f.expect[p:len(f.expect)-s], full[p:len(full)-s], p); len(edits) > 0 {
 			next = &nesagent.Suggestion{Edits: edits, Cursor: whole.Cursor}
 		}

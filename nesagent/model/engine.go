@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
@@ -556,9 +557,9 @@ func (e *engine) readFIM(in *input, c *call, answer Answer) (nesagent.Suggestion
 // judges what it replaces, not the whole file it was shown.
 func narrowed(in *input, c *call, text string) (*call, string) {
 	region := in.text[c.start:c.end]
-	p := commonPrefix(region, text)
+	p := encoding.CommonPrefix(region, text)
 	p = strings.LastIndexByte(region[:p], '\n') + 1 // whole lines
-	s := commonSuffix(region[p:], text[p:])
+	s := encoding.CommonSuffix(region[p:], text[p:])
 	if cut := strings.IndexByte(region[len(region)-s:], '\n'); cut >= 0 {
 		s -= cut + 1 // whole lines: from the break that ends a changed line
 	} else {

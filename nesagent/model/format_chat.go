@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
@@ -126,7 +127,7 @@ func buildChat(cfg *Config, in *input) (p prompt, ok bool) {
 	start, end := lines[a].start, lines[b].next
 	region := text[start:end]
 	rc := cur - start
-	if splitsCRLF(region, rc) {
+	if encoding.SplitsCRLF(region, rc) {
 		rc--
 	}
 	body := lf(region[:rc]) + markCursor + lf(region[rc:])

@@ -3,6 +3,8 @@ package model
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 )
 
 // The reversal rule (gate, RuleUndo) keeps back an answer that puts back what the user's last
@@ -43,8 +45,8 @@ func touchedWords(before, after string) (oldW, newW string, ok bool) {
 	if strings.Contains(before, "\n") || strings.Contains(after, "\n") {
 		return "", "", false
 	}
-	p := commonPrefix(before, after)
-	s := commonSuffix(before[p:], after[p:])
+	p := encoding.CommonPrefix(before, after)
+	s := encoding.CommonSuffix(before[p:], after[p:])
 	oldW = wordAround(before, p, len(before)-s)
 	newW = wordAround(after, p, len(after)-s)
 	return oldW, newW, oldW != "" && newW != ""
@@ -78,8 +80,8 @@ func wordAround(line string, from, to int) string {
 // (something inserted, or one character lost or changed), or is oldW with two neighbouring
 // characters swapped.
 func keepsChars(oldW, newW string) bool {
-	p := commonPrefix(oldW, newW)
-	s := commonSuffix(oldW[p:], newW[p:])
+	p := encoding.CommonPrefix(oldW, newW)
+	s := encoding.CommonSuffix(oldW[p:], newW[p:])
 	lost, put := oldW[p:len(oldW)-s], newW[p:len(newW)-s]
 	if utf8.RuneCountInString(lost) <= 1 && utf8.RuneCountInString(oldW) >= 2 {
 		return true

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
 )
 
@@ -40,8 +41,8 @@ func TestReversalTellsASlipFromADeliberateEdit(t *testing.T) {
 			if lineStart < 0 {
 				t.Fatalf("the document does not hold %q", tc.after)
 			}
-			p := commonPrefix(tc.before, tc.after)
-			s := commonSuffix(tc.before[p:], tc.after[p:])
+			p := encoding.CommonPrefix(tc.before, tc.after)
+			s := encoding.CommonSuffix(tc.before[p:], tc.after[p:])
 			edit := nesagent.Edit{Start: lineStart + p, Old: tc.before[p : len(tc.before)-s], New: tc.after[p : len(tc.after)-s],
 				OldLines: tc.before, NewLines: tc.after, LineStart: lineStart}
 			cursor := edit.Start + len(edit.New)
