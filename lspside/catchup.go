@@ -2,12 +2,12 @@ package lspside
 
 import (
 	"context"
-	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/translate"
 )
 
@@ -19,14 +19,10 @@ import (
 // model is shown), not as part of the text it opens with. Only one text of each document is
 // kept, and only until an agent is ready.
 
-// openedUnseen records snap, just opened, when no agent is ready to see it (unready); a document
-// opened again while it waits keeps its first text only if the editor's text is the same.
-// Under fwd.
-func (s *Server) openedUnseen(snap *document.Snapshot, unready bool) {
-	if !unready {
-		delete(s.unseen, snap.URI)
-		return
-	}
+// openedUnseen records snap, just opened while no agent is ready to see it; a document opened
+// again while it waits keeps its first text only if the editor's text is the same. (While an agent
+// is ready, nothing is kept: becomeReady forgot it all.) Under fwd.
+func (s *Server) openedUnseen(snap *document.Snapshot) {
 	if s.unseen == nil {
 		s.unseen = map[string]*document.Snapshot{}
 	}
@@ -79,25 +75,13 @@ func (s *Server) catchUp(ctx context.Context, agent *acpside.Agent, snap *docume
 }
 
 // oneChange is the one replacement that turns before into after: the bytes between their common
-// start and common end, on character boundaries. ok is false when they are the same.
+// start and common end, on the boundaries a position can address (whole characters, never inside
+// a "\r\n"). ok is false when they are the same.
 func oneChange(before, after string) (document.Applied, bool) {
 	if before == after {
 		return document.Applied{}, false
 	}
-	n := min(len(before), len(after))
-	p := 0
-	for p < n && before[p] == after[p] {
-		p++
-	}
-	for p > 0 && (p < len(before) && !utf8.RuneStart(before[p]) || p < len(after) && !utf8.RuneStart(after[p])) {
-		p-- // within a character both texts share the start of
-	}
-	q := 0
-	for q < n-p && before[len(before)-1-q] == after[len(after)-1-q] {
-		q++
-	}
-	for q > 0 && !utf8.RuneStart(before[len(before)-q]) {
-		q-- // the same bytes end both texts: a boundary in one is one in the other
-	}
+	p := encoding.CommonPrefix(before, after)
+	q := encoding.CommonSuffix(before[p:], after[p:])
 	return document.Applied{Start: p, End: len(before) - q, Text: after[p : len(after)-q]}, true
 }

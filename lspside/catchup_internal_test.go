@@ -4,10 +4,12 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 )
 
 // TestOneChange: the one replacement between two texts covers what differs, whole characters
-// only, and turns the first into the second, whatever the texts (random ones of one- to
+// only and never from inside a "\r\n", and turns the first into the second, whatever the texts (random ones of one- to
 // four-byte characters, and bytes that are no UTF-8).
 func TestOneChange(t *testing.T) {
 	for _, tc := range []struct {
@@ -22,6 +24,7 @@ func TestOneChange(t *testing.T) {
 		{"é", "è", 0, 2, "è"},           // so do é and è
 		{"a😀b", "a😁b", 1, 5, "😁"},
 		{"aaa", "aaaa", 3, 3, "a"},
+		{"a\r\nb", "a\rX\nb", 1, 3, "\rX\n"}, // no position between "\r" and "\n"
 	} {
 		c, ok := oneChange(tc.before, tc.after)
 		if !ok || c.Start != tc.start || c.End != tc.end || c.Text != tc.text {
@@ -31,7 +34,7 @@ func TestOneChange(t *testing.T) {
 	if _, ok := oneChange("same", "same"); ok {
 		t.Error("a change between the same texts")
 	}
-	alphabet := []string{"a", "b", "\n", "é", "è", "日", "本", "木", "😀", "😁", "\xff", "\xe6"}
+	alphabet := []string{"a", "b", "\n", "\r", "é", "è", "日", "本", "木", "😀", "😁", "\xff", "\xe6"}
 	random := func(r *rand.Rand) string {
 		s := ""
 		for range r.IntN(8) {
@@ -58,6 +61,9 @@ func TestOneChange(t *testing.T) {
 		if utf8.ValidString(before) && utf8.ValidString(after) &&
 			(!utf8.ValidString(before[:c.Start]) || !utf8.ValidString(before[c.End:]) || !utf8.ValidString(c.Text)) {
 			t.Fatalf("%q → %q: [%d, %d) %q splits a character", before, after, c.Start, c.End, c.Text)
+		}
+		if encoding.SplitsCRLF(before, c.Start) || encoding.SplitsCRLF(before, c.End) {
+			t.Fatalf("%q → %q: [%d, %d) %q falls inside a \"\\r\\n\"", before, after, c.Start, c.End, c.Text)
 		}
 	}
 }

@@ -66,8 +66,9 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) error {
 	s.log.Debug().Str("uri", td.URI).Int("version", td.Version).Int("bytes", len(td.Text)).Msg("opened")
 	s.ed.Opened(snap)
 	agent := s.currentAgent()
-	s.openedUnseen(snap, agent == nil)
-	if agent != nil && agent.Events().DidOpen {
+	if agent == nil {
+		s.openedUnseen(snap)
+	} else if agent.Events().DidOpen {
 		s.sendDidOpen(ctx, agent, snap)
 	}
 	return nil
