@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // Command is how to start an agent: never through a shell.
@@ -23,7 +25,8 @@ type Command struct {
 }
 
 func (c Command) String() string {
-	return strings.TrimSpace(c.Path + " " + strings.Join(c.Args, " "))
+	// A key given where its variable's name belongs is not written out (workspace.HideKeyEnv).
+	return strings.TrimSpace(c.Path + " " + strings.Join(workspace.HideKeyEnv(c.Args), " "))
 }
 
 // process is a started agent in its own process group.

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -62,8 +64,11 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fimChunks := fs.Int("fim-chunks", 16, "for --model-format fim: how many `chunks` of the files you worked in (around recent edits, the places you visited, files saved) the prompt carries at most, as llama.vim's ring; 0: none")
 	fimSampling := fs.String("fim-sampling", "llama.vim", "for --model-format fim at llama-server's /infill: `how` the answer is sampled: llama.vim (its top_k 40 and top_p 0.9, then the server's infill sampler) or server (the server's own settings: its --temp, --top-k, --samplers, --seed)")
 	noStream := fs.Bool("no-stream", false, "ask every answer whole: by default Zeta 2's and Sweep's answers are streamed and the first change is shown as soon as the model has written it, the rest kept as the next suggestion")
-	noPrefetch := fs.Bool("no-prefetch", false, "do not prefetch the next suggestion: by default, once a suggestion is answered at the accept of the one before it (not the first after typing) and no other request to the model is in flight for the document, the model is asked for the next suggestion as if that one had been accepted, and accepting it shows the next one at once (one such request per document at most, cancelled by any other change); not for a hosted service, unless --prefetch-billed")
-	prefetchBilled := fs.Bool("prefetch-billed", false, "prefetch at the accept a service that bills each request too (--model-format mercury, sweep-api or codestral, fim at a hosted service): each prefetch is billed, whether you accept the suggestion or not; off by default")
+	noPrefetch := fs.Bool("no-prefetch", false, "do not prefetch the next suggestion: by default, once a suggestion is answered at the accept of the one before it (not the first after typing) and no other request to the model is in flight for the document, the model is asked for the next suggestion as if that one had been accepted, and accepting it shows the next one at once (one such request per document at most, cancelled by any other change); not for a billed server (--billed), unless --prefetch-billed")
+	prefetchBilled := fs.Bool("prefetch-billed", false, "prefetch at the accept a server that bills each request too (--billed: a hosted format, FIM at a hosted service, any server neither on this machine nor on a private network): each prefetch is billed, whether you accept the suggestion or not; off by default")
+	var billed billedFlag
+	fs.Var(&billed, "billed", "whether each request to the model's server is billed to you: `value` true, false or auto, written --billed=false (auto: a hosted format, and any server that is neither on this machine nor on a private network — loopback, 10/8, 172.16/12, 192.168/16, fc00::/7, link-local, 100.64/10, a one-label name, *.local, *.lan, *.internal, *.home.arpa, *.ts.net — are billed). Nothing is asked of a billed server ahead of you: no asking ahead by the bridge, no prefetch (unless --prefetch-billed); doctor says which was decided and why")
+	allowInsecureKey := fs.Bool("allow-insecure-key", false, "send the API key over plain http:// to a server that is neither on this machine nor on a private network (your own reverse proxy); refused by default, as the key would cross the network in clear")
 	sweepTracking := fs.Bool("sweep-tracking", false, "for --model-format sweep-api: tell Sweep which of its suggestions you accepted or dismissed, as its own clients do: each suggestion's id, the lines it added and removed and how long it was shown (no code), sent with your key to https://backend.app.sweep.dev/backend/track_autocomplete_metrics (for another --model-url, to that path on it); off by default")
 	fimChunkLines := fs.Int("fim-chunk-lines", 64, "for --model-format fim: the `lines` of each chunk")
 	contextTokens := fs.Int("model-context", 0, "the model's context size in `tokens`; the prompt is kept under it, and Ollama loads the model with it (0: the format's own bound, Ollama's own context)")
@@ -83,6 +88,14 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if *fimChunks == 0 {
 		*fimChunks = -1 // none
+	}
+	if *keyEnv != "" {
+		// Checked before it is ever printed: the key itself, given where its variable's name
+		// belongs, must not come back in a message.
+		if err := model.CheckKeyEnv(*keyEnv); err != nil {
+			fmt.Fprintf(stderr, "acp-lsp-bridge agent: %v\n", err)
+			return 2
+		}
 	}
 	keyHow := "--api-key-env " + *keyEnv + ": the variable"
 	if h, ok := model.Hosted[*format]; ok {
@@ -125,7 +138,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	default:
 		cfg := model.Config{URL: *url, Model: *name, Timeout: *timeout, Log: logger, Format: *format, Server: *server, ContextTokens: *contextTokens, MaxTokens: *maxTokens, NoGate: *noGate,
 			FIMTokens: *fimTokens, FIMChunks: *fimChunks, FIMChunkLines: *fimChunkLines, FIMSampling: *fimSampling, SweepTracking: *sweepTracking, NoStream: *noStream,
-			Prefetch: !*noPrefetch, PrefetchBilled: *prefetchBilled}
+			Prefetch: !*noPrefetch, PrefetchBilled: *prefetchBilled, Billed: billed.value, AllowInsecureKey: *allowInsecureKey}
 		if *keyEnv != "" {
 			cfg.APIKey, cfg.APIKeyEnv = os.Getenv(*keyEnv), *keyEnv
 			if cfg.APIKey == "" {
@@ -150,10 +163,14 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				m["server"] = k.ServerKind(ctx, min(*timeout, 2*time.Second))
 			}
 			meta = map[string]any{model.MetaKey: m}
-			if b, ok := engine.(interface{ Billed() bool }); ok && b.Billed() {
-				// A hosted service bills each request: the bridge asks it only when the
-				// editor does.
-				meta[acpside.BilledMetaKey] = true
+			if b, ok := engine.(interface{ Billing() (bool, string) }); ok {
+				isBilled, why := b.Billing()
+				m["billed"], m["billedWhy"] = isBilled, why
+				if isBilled {
+					// Each request is billed: the bridge asks it only when the editor
+					// does.
+					meta[acpside.BilledMetaKey] = true
+				}
 			}
 		}
 	}
@@ -170,3 +187,29 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	logger.Info("agent done", "uptime", time.Since(start))
 	return 0
 }
+
+// billedFlag is --billed: true, false, or auto (nil: the agent decides from the server's address).
+type billedFlag struct{ value *bool }
+
+func (f *billedFlag) String() string {
+	if f == nil || f.value == nil {
+		return "auto"
+	}
+	return strconv.FormatBool(*f.value)
+}
+
+func (f *billedFlag) Set(s string) error {
+	if s == "auto" {
+		f.value = nil
+		return nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true, false or auto")
+	}
+	f.value = &b
+	return nil
+}
+
+// IsBoolFlag lets --billed stand alone for --billed=true.
+func (f *billedFlag) IsBoolFlag() bool { return true }

@@ -129,6 +129,7 @@ type evalOptions struct {
 	contextTokens                      int
 	timeout                            time.Duration
 	json, verbose, noGate, gateEffect  bool
+	allowInsecureKey                   bool
 	dir                                string
 	// set is the built-in set asked for: auto, nes or fim (resolved by scenarioSet).
 	set string
@@ -170,6 +171,7 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 	fs.StringVar(&opts.server, "model-server", "auto", "what serves the model: auto, openai or ollama (passed to the agent)")
 	fs.IntVar(&opts.contextTokens, "model-context", 0, "the model's context size in `tokens` (passed to the agent; 0: the format's own bound)")
 	fs.StringVar(&opts.keyEnv, "api-key-env", "", "the environment `variable` holding the server's API key (passed to the agent)")
+	fs.BoolVar(&opts.allowInsecureKey, "allow-insecure-key", false, "send the API key over plain http:// to a server that is neither on this machine nor on a private network (passed to the agent)")
 	fs.DurationVar(&opts.timeout, "timeout", 30*time.Second, "how long one request to the model may take (passed to the agent, whose own default is "+model.DefaultTimeout.String()+"; a scenario without an answer by then fails)")
 	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON object")
 	fs.BoolVar(&opts.gateEffect, "gate-effect", false, "run the scenarios twice, with the agent's quality gate and without it, and report what the gate changes: shown where expected, quiet where none, chrF, exact matches (twice the model's time)")
@@ -223,17 +225,29 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 			}
 		}
 	}
+	if opts.keyEnv != "" {
+		// Checked before it is printed: the key given where its variable's name belongs must
+		// not come back in a message.
+		if err := model.CheckKeyEnv(opts.keyEnv); err != nil {
+			fmt.Fprintf(stderr, "acp-lsp-bridge eval: %v\n", err)
+			return opts, 2, true
+		}
+		if os.Getenv(opts.keyEnv) == "" {
+			fmt.Fprintf(stderr, "acp-lsp-bridge eval: --api-key-env %s: the variable is empty or unset\n", opts.keyEnv)
+			return opts, 2, true
+		}
+	}
 	// What the agent would refuse, said here before any scenario runs.
 	cfg := model.Config{URL: opts.url, Model: opts.model, Format: opts.format, Server: opts.server, ContextTokens: opts.contextTokens, Timeout: opts.timeout,
-		FIMTokens: opts.fimTokens, FIMSampling: opts.fimSampling}
+		FIMTokens: opts.fimTokens, FIMSampling: opts.fimSampling, AllowInsecureKey: opts.allowInsecureKey}
+	if opts.keyEnv != "" {
+		cfg.APIKey, cfg.APIKeyEnv = os.Getenv(opts.keyEnv), opts.keyEnv
+	}
 	if _, err := model.New(cfg); err != nil {
 		fmt.Fprintf(stderr, "acp-lsp-bridge eval: %v\n", err)
 		return opts, 2, true
 	}
-	if opts.keyEnv != "" && os.Getenv(opts.keyEnv) == "" {
-		fmt.Fprintf(stderr, "acp-lsp-bridge eval: --api-key-env %s: the variable is empty or unset\n", opts.keyEnv)
-		return opts, 2, true
-	}
+
 	return opts, 0, false
 }
 
@@ -243,6 +257,9 @@ func (o evalOptions) agentArgs() []string {
 		"--model-server", o.server, "--model-context", strconv.Itoa(o.contextTokens), "--timeout", o.timeout.String()}
 	if o.keyEnv != "" {
 		args = append(args, "--api-key-env", o.keyEnv)
+	}
+	if o.allowInsecureKey {
+		args = append(args, "--allow-insecure-key")
 	}
 	if completesAtCursor(o.format, o.model) {
 		args = append(args, "--fim-tokens", o.fimTokens, "--fim-sampling", o.fimSampling,

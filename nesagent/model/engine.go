@@ -29,6 +29,16 @@ func (e *engine) Suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 // (follows) or the next suggestion was prefetched (prefetches); after answering, the next one is
 // prefetched.
 func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+	sugs, quiet, err := e.suggest(ctx, req)
+	// The last guard: whatever path an error or a reason took, the key is not in it.
+	if quiet != nil && e.scrub.key != "" {
+		quiet = &nesagent.Quiet{Rule: quiet.Rule, Why: e.scrub.scrub(quiet.Why)}
+	}
+	return sugs, quiet, e.scrub.scrubErr(err)
+}
+
+// suggest is SuggestWithReason before the key is taken out of its error and reason.
+func (e *engine) suggest(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
 	accepted := e.chain.met(req.URI, req.Text)
 	if s, ok := e.follows.take(ctx, req); ok {
 		// The early suggestion was accepted: the rest of the same answer, without asking.
@@ -179,9 +189,9 @@ func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, *
 	text, cursor, err := c.read(answer.Text)
 	switch {
 	case errors.Is(err, errNoEdit):
-		return quiet(RuleNoChange, "no change: "+err.Error())
+		return quiet(RuleNoChange, "no change: "+e.scrub.clean(err.Error(), maxErrorText))
 	case err != nil:
-		return quiet(RuleUnreadable, "unreadable: "+err.Error())
+		return quiet(RuleUnreadable, "unreadable: "+e.scrub.clean(err.Error(), maxErrorText))
 	}
 	return e.judge(in, c, text, cursor)
 }
@@ -215,7 +225,7 @@ func (e *engine) judge(in *input, c *call, text string, cursor int) (nesagent.Su
 	if len(edits) == 0 {
 		return quiet(RuleNoChange, "no change")
 	}
-	if why := unfitEdits(edits, in.req.Text); why != "" {
+	if why := e.unfit(edits, in.req.Text); why != "" {
 		return quiet(RuleUnfitText, why)
 	}
 	s := nesagent.Suggestion{Edits: edits}
@@ -545,11 +555,28 @@ func (e *engine) readFIM(in *input, c *call, answer Answer) (nesagent.Suggestion
 	}
 	at := in.toOrig(c.start)
 	edit := nesagent.TextEdit{Start: at, End: at, NewText: in.breaks(text)}
-	if why := unfitEdits([]nesagent.TextEdit{edit}, in.req.Text); why != "" {
+	if why := e.unfit([]nesagent.TextEdit{edit}, in.req.Text); why != "" {
 		return quiet(RuleUnfitText, why)
 	}
 	end := at + len(edit.NewText)
 	return nesagent.Suggestion{Edits: []nesagent.TextEdit{edit}, Cursor: &end}, nil
+}
+
+// unfit says why edits of text cannot go to the editor: unfitEdits, or the user's key in their
+// text (a server that echoes the Authorization header it was sent), unless text holds it already.
+func (e *engine) unfit(edits []nesagent.TextEdit, text string) string {
+	if why := unfitEdits(edits, text); why != "" {
+		return why
+	}
+	if e.scrub.key == "" || strings.Contains(text, e.scrub.key) {
+		return ""
+	}
+	for _, ed := range edits {
+		if e.scrub.scrub(ed.NewText) != ed.NewText {
+			return unfitPrefix + "holds the API key"
+		}
+	}
+	return ""
 }
 
 // narrowed is the call and its new text cut to the whole lines the answer changes: for a service

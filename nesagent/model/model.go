@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -119,6 +120,12 @@ type Config struct {
 	// FIM at a hosted service, a coding agent asked through prompts): off by default, since the
 	// prefetch is billed whether or not the suggestion is accepted.
 	PrefetchBilled bool
+	// Billed, when set, says whether each request to the server is billed to the user
+	// (--billed); nil: as Billing decides from the format and the server's address.
+	Billed *bool
+	// AllowInsecureKey lets the key go in clear (http://) to a server that is neither on this
+	// machine nor on a private network (--allow-insecure-key: the user's own reverse proxy).
+	AllowInsecureKey bool
 	// SweepTracking tells Sweep's service which of its suggestions were accepted or dismissed
 	// (sweep-api only; off by default): see sweepTracker.
 	SweepTracking bool
@@ -167,9 +174,30 @@ func New(cfg Config) (nesagent.Engine, error) {
 	default:
 		return nil, fmt.Errorf("model: --model-server %q: want auto, openai, ollama or llama-server", cfg.Server)
 	}
+	if cfg.APIKeyEnv != "" {
+		if err := CheckKeyEnv(cfg.APIKeyEnv); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+	}
+	if cfg.APIKey != "" && strings.EqualFold(u.Scheme, "http") && !cfg.AllowInsecureKey {
+		if local, _ := LocalHost(u.Hostname()); !local {
+			v := *u
+			v.RawQuery = ""
+			return nil, fmt.Errorf("model: --model-url %s is plain http:// to %s, which is neither on this machine nor on a private network: the API key would cross the network in clear; use https://, or --allow-insecure-key if that address is your own reverse proxy", v.Redacted(), u.Hostname())
+		}
+	}
+	// Whatever the agent logs, the key is taken out of it, last of all (scrubHandler).
+	sc := newHostScrubber(cfg.APIKey, u.Hostname())
+	if cfg.Log != nil {
+		cfg.Log = scrubbedLog(cfg.Log, sc)
+	}
 	e, err := withDefaults(cfg)
 	if err != nil {
 		return nil, err
+	}
+	e.scrub = sc
+	if cfg.APIKey != "" {
+		e.cfg.HTTPClient = noClearProxy(e.cfg.HTTPClient)
 	}
 	h := newHTTPCompleter(e.cfg, u)
 	e.c = h
@@ -253,6 +281,7 @@ type engine struct {
 	ahead     prefetches    // the next suggestions prefetched, as if the last were accepted
 	chain     acceptChain   // the text each document's last suggestion makes: met, it was accepted
 	track     *sweepTracker // Sweep's metrics, when turned on
+	scrub     scrubber      // the key, out of every error and reason the engine gives
 	gens      generations
 	cfg       Config
 	c         Completer
@@ -368,12 +397,12 @@ func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	h.mu.Lock()
 	found := h.found
 	h.mu.Unlock()
-	out := h.describeKind(class, k, found)
+	out := h.scrub.scrub(h.describeKind(class, k, found))
 	if h.fixed && doctor {
 		// The agent takes --model-server's word and asks nothing; doctor asks all the same, to
 		// say when the server is something else.
 		if other, why := h.askKind(dctx, true); other != kindUnknown && other != k {
-			out += "; but the server answers as " + other.String() + " (" + strings.Trim(why, "()") + "): use --model-server auto"
+			out += "; but the server answers as " + other.String() + " (" + h.scrub.scrub(strings.Trim(why, "()")) + "): use --model-server auto"
 		}
 	}
 	return out
@@ -442,12 +471,80 @@ func (h *httpCompleter) describeKind(class string, k serverKind, found string) s
 	return name + " (" + where + "); " + how
 }
 
-// Billed reports whether each request goes to a hosted service that bills it: a hosted format,
-// or FIM at a hosted FIM service.
+// Billed reports whether each request is taken to be billed to the user (Billing).
 func (e *engine) Billed() bool {
+	billed, _ := e.Billing()
+	return billed
+}
+
+// Billing says whether each request is taken to be billed to the user, and why: as
+// Config.Billed says when it does; else a hosted format, FIM at a hosted FIM service, and any
+// server that is neither on this machine nor on a private network (LocalHost) are, since a
+// hosted OpenAI-compatible API bills each request. A billed engine asks nothing ahead of the
+// user: no prefetch (unless Config.PrefetchBilled), and the agent tells the bridge not to ask
+// ahead either.
+func (e *engine) Billing() (bool, string) {
+	if e.cfg.Billed != nil {
+		if *e.cfg.Billed {
+			return true, "--billed=true"
+		}
+		return false, "--billed=false"
+	}
 	if _, ok := Hosted[e.format.Name()]; ok {
-		return true
+		return true, "a hosted service (--model-format " + e.format.Name() + ")"
 	}
 	h, ok := e.c.(*httpCompleter)
-	return ok && h.hostedFIM
+	if !ok {
+		return false, ""
+	}
+	if h.hostedFIM {
+		return true, "a hosted FIM service"
+	}
+	host := h.host
+	if local, why := LocalHost(host); local {
+		return false, "the server is " + why
+	}
+	return true, "the server (" + host + ") is neither on this machine nor on a private network, as a hosted API's is; --billed=false if it does not bill each request"
 }
+
+// LocalHost reports whether host (a name or an address, as a URL holds it) is on this machine or
+// on a private network, and says which: loopback (127.0.0.0/8, ::1, localhost and *.localhost),
+// the private ranges (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16, fe80::/10),
+// the shared range of carrier-grade NAT and tailnets (100.64/10), the unspecified address, a
+// name of one label (a machine on the local network), and the names of local networks (*.local,
+// *.lan, *.internal, *.home.arpa, *.ts.net). No name is looked up: the user's words decide.
+func LocalHost(host string) (bool, string) {
+	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if ip, err := netip.ParseAddr(h); err == nil {
+		ip = ip.Unmap()
+		switch {
+		case ip.IsLoopback():
+			return true, "on this machine (" + h + ")"
+		case ip.IsUnspecified():
+			return true, "on this machine (" + h + ")"
+		case ip.IsPrivate():
+			return true, "on a private network (" + h + ")"
+		case ip.IsLinkLocalUnicast():
+			return true, "on the local link (" + h + ")"
+		case cgnat.Contains(ip):
+			return true, "on a private network (" + h + ", the shared range of carrier-grade NAT and tailnets)"
+		}
+		return false, ""
+	}
+	switch {
+	case h == "localhost" || strings.HasSuffix(h, ".localhost"):
+		return true, "on this machine (" + h + ")"
+	case h != "" && !strings.Contains(h, "."):
+		return true, "on the local network (" + h + ", a name of one label)"
+	}
+	for _, suffix := range []string{".local", ".lan", ".internal", ".home.arpa", ".ts.net"} {
+		if strings.HasSuffix(h, suffix) {
+			return true, "on a private network (" + h + ", a " + suffix + " name)"
+		}
+	}
+	return false, ""
+}
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598), where tailnets put their
+// machines.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")

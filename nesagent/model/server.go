@@ -1,17 +1,22 @@
 package model
 
 import (
+	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/workspace"
 )
 
 // What the agent keeps to itself about its model server, across requests: the server is trusted
@@ -88,14 +93,89 @@ func guardedClient(base *http.Client) *http.Client {
 	return c
 }
 
-// scrubber removes the user's key from text that came from the server or names a request.
-type scrubber struct{ secrets []string }
+// errClearProxy is the error of a request with the key that a proxy would carry in clear.
+var errClearProxy = errors.New("the proxy the environment names for http:// (HTTP_PROXY) would get the API key in clear, so nothing was sent; use https://, or add the server's host to NO_PROXY")
 
-func newScrubber(key string) scrubber {
+// noClearProxy is c, whose requests over plain http:// never go through a proxy: those carry the
+// user's key, which the proxy would read. Such a request fails (errClearProxy) rather than go
+// around a proxy the user set. A client whose transport is not an *http.Transport is c itself.
+func noClearProxy(c *http.Client) *http.Client {
+	var t *http.Transport
+	switch rt := c.Transport.(type) {
+	case nil:
+		t = http.DefaultTransport.(*http.Transport).Clone()
+	case *http.Transport:
+		t = rt.Clone()
+	default:
+		return c
+	}
+	proxy := t.Proxy
+	if proxy == nil {
+		return c
+	}
+	t.Proxy = func(req *http.Request) (*url.URL, error) {
+		p, err := proxy(req)
+		if err == nil && p != nil && strings.EqualFold(req.URL.Scheme, "http") {
+			return nil, errClearProxy
+		}
+		return p, err
+	}
+	out := *c
+	out.Transport = t
+	return &out
+}
+
+// scrubber removes the user's key from text that came from the server or names a request.
+// secrets are the key's forms a server may quote whole: the key, URL-encoded (as a query or a
+// path), in base64 (with and without padding, standard and URL-safe, as Basic credentials carry
+// it), and without a "Bearer " the user's variable may hold before it. host is the server's own
+// host name (from --model-url): the user's words, never masked for a part of the key it holds by
+// chance, so that a failure to reach it reads as one.
+type scrubber struct {
+	key     string
+	secrets []string
+	host    string
+}
+
+func newScrubber(key string) scrubber { return newHostScrubber(key, "") }
+
+// newHostScrubber is newScrubber for the server at host.
+func newHostScrubber(key, host string) scrubber {
 	if key == "" {
 		return scrubber{}
 	}
-	return scrubber{secrets: []string{key, url.QueryEscape(key)}}
+	s := scrubber{key: key, host: host}
+	seen := map[string]bool{}
+	add := func(form string) {
+		if form != "" && !seen[form] {
+			seen[form] = true
+			s.secrets = append(s.secrets, form)
+		}
+	}
+	forms := []string{key}
+	if rest, ok := cutFold(strings.TrimSpace(key), "Bearer "); ok {
+		forms = append(forms, strings.TrimSpace(rest))
+	}
+	for _, k := range forms {
+		add(k)
+		add(url.QueryEscape(k))
+		add(url.PathEscape(k))
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			add(enc.EncodeToString([]byte(k)))
+			add(enc.EncodeToString([]byte(":" + k))) // Basic credentials with no user
+		}
+	}
+	// The longest first: a form that holds another is taken out whole.
+	sort.Slice(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+	return s
+}
+
+// cutFold is strings.CutPrefix, the prefix's case aside.
+func cutFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 // clean is text as it may reach a log or a person: the key removed, where whole or in part (a
@@ -113,15 +193,41 @@ func (s scrubber) clean(text string, limit int) string {
 	return nesagent.CleanText(text, limit)
 }
 
-// scrub takes the key out of text, whole and in part (scrubKey).
+// scrub takes the key out of text, in each of its forms whole, and in part (scrubKey).
 func (s scrubber) scrub(text string) string {
+	if s.key == "" {
+		return text
+	}
 	for _, k := range s.secrets {
 		text = strings.ReplaceAll(text, k, "[key]")
 	}
-	if len(s.secrets) > 0 {
-		text = scrubKey(text, s.secrets[0])
+	if s.host == "" || !strings.Contains(text, s.host) {
+		return scrubKey(text, s.key)
 	}
-	return text
+	// The server's host name is set aside while parts of the key are looked for, and put back.
+	parts := strings.Split(text, s.host)
+	for i, p := range parts {
+		parts[i] = scrubKey(p, s.key)
+	}
+	return strings.Join(parts, s.host)
+}
+
+// scrubErr is err with the key out of its text: err itself when its text holds none of it, else
+// an error of the scrubbed text, of the same nesagent.BackendError reason.
+func (s scrubber) scrubErr(err error) error {
+	if err == nil || s.key == "" {
+		return err
+	}
+	text := err.Error()
+	clean := s.scrub(text)
+	if clean == text {
+		return err
+	}
+	var be *nesagent.BackendError
+	if errors.As(err, &be) {
+		return &nesagent.BackendError{Reason: be.Reason, RetryAfter: be.RetryAfter, Err: errors.New(clean)}
+	}
+	return errors.New(clean)
 }
 
 // scrubKey replaces key in text by "[key]", and also every word (a run of characters other than
@@ -154,6 +260,68 @@ func scrubKey(text, key string) string {
 		}
 	}
 	return text
+}
+
+// scrubHandler is a log handler that takes the key out of every line's message and values before
+// inner writes it: the last guard of the agent's log (stderr, which the bridge's log and --trace
+// carry), whatever a line quotes.
+type scrubHandler struct {
+	inner slog.Handler
+	s     scrubber
+}
+
+// scrubbedLog is log with the key kept out of it (scrubHandler); log itself without a key.
+func scrubbedLog(log *slog.Logger, s scrubber) *slog.Logger {
+	if s.key == "" {
+		return log
+	}
+	return slog.New(scrubHandler{inner: log.Handler(), s: s})
+}
+
+func (h scrubHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.inner.Enabled(ctx, level)
+}
+
+func (h scrubHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.s.scrub(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.inner.Handle(ctx, out)
+}
+
+func (h scrubHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	clean := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		clean[i] = h.attr(a)
+	}
+	return scrubHandler{inner: h.inner.WithAttrs(clean), s: h.s}
+}
+
+func (h scrubHandler) WithGroup(name string) slog.Handler {
+	return scrubHandler{inner: h.inner.WithGroup(name), s: h.s}
+}
+
+// attr is a with the key out of its value: strings, errors and anything else written as text.
+func (h scrubHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.s.scrub(v.String()))
+	case slog.KindGroup:
+		group := v.Group()
+		clean := make([]any, len(group))
+		for i, g := range group {
+			clean[i] = h.attr(g)
+		}
+		return slog.Group(a.Key, clean...)
+	case slog.KindAny:
+		if text := fmt.Sprint(v.Any()); h.s.scrub(text) != text {
+			return slog.String(a.Key, h.s.scrub(text))
+		}
+	}
+	return a
 }
 
 func isWordEnd(c byte) bool {
@@ -262,4 +430,14 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // roundUp is d for a person: whole seconds, at least one.
 func roundUp(d time.Duration) time.Duration {
 	return max(time.Second, (d + time.Second - 1).Truncate(time.Second))
+}
+
+// CheckKeyEnv says why name, given as --api-key-env, is not the name of an environment variable
+// (workspace.KeyEnvProblem): the message never repeats name, which may be the user's key; nil for
+// a variable's name.
+func CheckKeyEnv(name string) error {
+	if why := workspace.KeyEnvProblem(name); why != "" {
+		return errors.New("--api-key-env takes the name of the environment variable that holds the key, and what it was given " + why + ": put the key in an environment variable (export MY_API_KEY=…) and give its name: --api-key-env MY_API_KEY; what was given is not repeated here, in case it is the key")
+	}
+	return nil
 }

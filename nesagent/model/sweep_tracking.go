@@ -119,10 +119,10 @@ func (t *sweepTracker) event(id, kind string) {
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		if resp.StatusCode/100 != 2 {
-			t.log.Warn("model: Sweep's metrics endpoint answered "+nesagent.CleanText(resp.Status, 80)+": "+t.scrub.clean(errorText(data), maxErrorText), "endpoint", redacted(t.endpoint))
+			t.log.Warn("model: Sweep's metrics endpoint answered "+t.scrub.clean(resp.Status, 80)+": "+t.scrub.clean(errorText(data), maxErrorText), "endpoint", redacted(t.endpoint))
 			return
 		}
-		t.log.Info("model: told Sweep's metrics endpoint "+kind, "autocomplete_id", nesagent.CleanText(id, 80))
+		t.log.Info("model: told Sweep's metrics endpoint "+kind, "autocomplete_id", t.scrub.clean(id, 80))
 	}()
 }
 

@@ -24,8 +24,10 @@ import (
 // /v1/completions would wrap the prompt in the model's chat template).
 //
 // Every request goes through one client that follows no redirect to another scheme, host or port
-// (server.go), and every error it returns is bounded, cleaned and has the key removed: it reaches
-// the agent's log, the bridge and the editor.
+// (server.go), and every string it takes from the server (the status line, a redirect's target,
+// the version it says, error bodies, stream events) goes through its scrubber before it is
+// quoted: its errors are bounded, cleaned and hold no form of the key, and they reach the
+// agent's log, the bridge and the editor (TestEveryServerStringIsScrubbed).
 type httpCompleter struct {
 	cfg Config
 	// chat and completions are the OpenAI-style endpoints; generate and ollamaChat are
@@ -40,6 +42,7 @@ type httpCompleter struct {
 	// base is the server's address without /v1 or an endpoint: a hosted service's own paths
 	// (Prompt.Path) go below it.
 	base   string
+	host   string // the server's host name or address, from --model-url
 	client *http.Client
 	scrub  scrubber
 	pace   pacing
@@ -102,7 +105,7 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 		}
 		return v.String()
 	}
-	h := &httpCompleter{cfg: cfg, client: guardedClient(cfg.HTTPClient), scrub: newScrubber(cfg.APIKey)}
+	h := &httpCompleter{cfg: cfg, client: guardedClient(cfg.HTTPClient), scrub: newHostScrubber(cfg.APIKey, u.Hostname())}
 	switch {
 	case strings.HasSuffix(path, "/chat/completions"):
 		// The whole chat endpoint, used as given with its query (some hosts want
@@ -131,6 +134,7 @@ func newHTTPCompleter(cfg Config, u *url.URL) *httpCompleter {
 	h.infill = endpoint(path+"/infill", false)
 	h.fim = endpoint(path+hostedFIMPath, false)
 	h.hostedFIM = hostedFIMHosts[strings.ToLower(u.Hostname())]
+	h.host = u.Hostname()
 	h.base = endpoint(path, false)
 	v := *u
 	v.RawQuery = ""
@@ -226,9 +230,9 @@ func (h *httpCompleter) askKind(dctx context.Context, props bool) (serverKind, s
 	}
 	switch {
 	case code == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Version != "":
-		return kindOllama, nesagent.CleanText(v.Version, 40) + " (it answers /api/version)"
+		return kindOllama, h.scrub.clean(v.Version, 40) + " (it answers /api/version)"
 	case code >= 500:
-		return kindUnknown, "/api/version answered " + nesagent.CleanText(status, 60)
+		return kindUnknown, "/api/version answered " + h.scrub.clean(status, 60)
 	}
 	if !props {
 		return kindOpenAI, "no Ollama at /api/version"
@@ -737,7 +741,7 @@ func (h *httpCompleter) transportError(ctx, dctx context.Context, shown string, 
 	}
 	var re *redirectError
 	if errors.As(err, &re) {
-		return &nesagent.BackendError{Reason: nesagent.ReasonRedirectRefused, Err: fmt.Errorf("model: %s: %s; if the model is served there, name it with --model-url", re.from, nesagent.CleanText(re.Error(), 2*maxErrorText))}
+		return &nesagent.BackendError{Reason: nesagent.ReasonRedirectRefused, Err: fmt.Errorf("model: %s: %s; if the model is served there, name it with --model-url", h.scrub.clean(re.from, maxErrorText), h.scrub.clean(re.Error(), 2*maxErrorText))}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -759,7 +763,7 @@ func (e *statusError) Unwrap() error { return e.err }
 // request for a pause (429: nothing is asked meanwhile), a failure of the server (5xx: nothing
 // is asked for a backoff), or another refusal.
 func (h *httpCompleter) statusError(resp *http.Response, body []byte, shown string) error {
-	status := nesagent.CleanText(resp.Status, 80)
+	status := h.scrub.clean(resp.Status, 80)
 	text := h.scrub.clean(errorText(body), maxErrorText)
 	wait := retryAfter(resp.Header, time.Now())
 	var be *nesagent.BackendError

@@ -360,7 +360,10 @@ func describeAgent(resp *acp.InitializeResponse, enc encoding.Kind) *agentReport
 		a.Info = &infoReport{Name: info.Name, Title: info.Title, Version: info.Version}
 		if m, ok := info.Meta[model.MetaKey].(map[string]any); ok {
 			str := func(k string) string { s, _ := m[k].(string); return s }
-			a.Model = &modelReport{Name: str("model"), Format: str("format"), Why: str("why"), Server: str("server"), KeyEnv: str("keyEnv")}
+			a.Model = &modelReport{Name: str("model"), Format: str("format"), Why: str("why"), Server: str("server"), KeyEnv: str("keyEnv"), BilledWhy: str("billedWhy")}
+			if b, ok := m["billed"].(bool); ok {
+				a.Model.Billed = &b
+			}
 		}
 	}
 	// As the bridge reads them (acpside.AuthMethodsOf), so that doctor shows what the sign-in

@@ -160,6 +160,11 @@ type modelReport struct {
 	// its API key is read from (never the key), "" for none.
 	Server string `json:"server"`
 	KeyEnv string `json:"keyEnv"`
+	// Billed says whether the agent takes each request to be billed to the user (it then asks
+	// nothing ahead of the user: no prefetch, and the bridge does not ask ahead), and BilledWhy
+	// why; null when the agent did not say.
+	Billed    *bool  `json:"billed"`
+	BilledWhy string `json:"billedWhy"`
 }
 
 type infoReport struct {
@@ -240,7 +245,7 @@ func newReport(cmd acpside.Command, workspace, version string) *Report {
 	return &Report{
 		ProtocolVersion: FormatVersion,
 		Bridge:          bridgeReport{Name: "acp-lsp-bridge", Version: version},
-		Command:         append([]string{cmd.Path}, cmd.Args...),
+		Command:         append([]string{cmd.Path}, hideKeyEnv(cmd.Args)...),
 		Workspace:       workspace,
 		AgentStderr:     []string{},
 		Warnings:        []string{},
@@ -289,6 +294,13 @@ func (r *Report) Human(color bool) string {
 			}
 			if m.KeyEnv != "" {
 				line("key", "from the environment variable "+m.KeyEnv)
+			}
+			if m.Billed != nil {
+				if *m.Billed {
+					line("billed", "yes, each request is taken to be billed to you: "+m.BilledWhy+"; nothing is asked ahead of you (no prefetch, no asking ahead)")
+				} else {
+					line("billed", "no: "+m.BilledWhy+"; the bridge may ask ahead of you and prefetch")
+				}
 			}
 		}
 		line("protocol", fmt.Sprintf("ACP %d", a.ProtocolVersion))
@@ -522,3 +534,6 @@ func msSince(t time.Time) *float64 {
 	ms = float64(int64(ms*10+0.5)) / 10
 	return &ms
 }
+
+// hideKeyEnv is workspace.HideKeyEnv: a key given where its variable's name belongs is not shown.
+func hideKeyEnv(args []string) []string { return workspace.HideKeyEnv(args) }
