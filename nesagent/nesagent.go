@@ -130,6 +130,16 @@ type Watcher interface {
 	DocumentChanged(uri, text string)
 }
 
+// Forgetter is implemented by engines that keep something per document (a stream, a prefetch, an
+// index): the document's URI once the client has closed it (document/didClose), after the agent
+// has dropped its own mirror of it, for the engine to free all it keeps for it. It is told again
+// when a request for the document that was in flight at the close has been answered (unless the
+// client has opened the document again by then), for what the engine kept for that request
+// meanwhile.
+type Forgetter interface {
+	DocumentClosed(uri string)
+}
+
 // Options configure an agent.
 type Options struct {
 	Name, Version string
@@ -280,6 +290,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Lock()
 		delete(a.docs, p.Uri)
 		a.mu.Unlock()
+		if f, ok := a.engine.(Forgetter); ok {
+			f.DocumentClosed(p.Uri)
+		}
 		return nil, nil
 	case acp.AgentMethodNesAccept:
 		var p acp.UnstableAcceptNesNotification
@@ -476,6 +489,10 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 	} else {
 		sugs, err = a.engine.Suggest(ctx, req)
 	}
+	if f, ok := a.engine.(Forgetter); ok && !a.isOpen(p.Uri) {
+		// Closed while the engine worked: what it kept for this request goes too.
+		f.DocumentClosed(p.Uri)
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, acp.NewRequestCancelled(nil)
@@ -643,6 +660,14 @@ func (a *Agent) waitVersion(ctx context.Context, uri string, version int) (*docS
 		}
 		return nil, enc, fmt.Errorf("%s is not open", uri)
 	}
+}
+
+// isOpen reports whether the client has the document open.
+func (a *Agent) isOpen(uri string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.docs[uri]
+	return ok
 }
 
 // others lists the other open documents, most recently changed first.

@@ -152,7 +152,11 @@ func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in 
 			return whole(r)
 		default:
 		}
-		f := e.follows.begin(req.URI, req.Text, applyEdits(req.Text, s.Edits), end)
+		f, ok := e.follows.begin(ctx, req.URI, req.Text, applyEdits(req.Text, s.Edits), end)
+		if !ok {
+			end() // abandoned (a prefetch dropped) while the answer came: the stream is closed
+			return nil, nil, ctx.Err()
+		}
 		go func() {
 			r := <-final
 			end()
@@ -187,9 +191,17 @@ type follow struct {
 	then        func(lost func() bool)
 }
 
-func (fs *follows) begin(uri, base, expect string, stop func()) *follow {
+// begin registers the stream going on after the early answer to a request at base, the document
+// reading expect once that answer is accepted, unless ctx (the request's) has ended: then
+// nothing is registered (ok false), and the caller closes the stream. A prefetch's ctx ends when
+// its document is closed (engine.DocumentClosed), which checks the follows again after it.
+func (fs *follows) begin(ctx context.Context, uri, base, expect string, stop func()) (_ *follow, ok bool) {
 	f := &follow{uri: uri, base: base, expect: expect, stop: stop, done: make(chan struct{})}
 	fs.mu.Lock()
+	if ctx.Err() != nil {
+		fs.mu.Unlock()
+		return nil, false
+	}
 	if fs.byURI == nil {
 		fs.byURI = map[string]*follow{}
 	}
@@ -199,7 +211,7 @@ func (fs *follows) begin(uri, base, expect string, stop func()) *follow {
 	}
 	fs.byURI[uri] = f
 	fs.mu.Unlock()
-	return f
+	return f, true
 }
 
 // finish keeps what the whole answer changes beyond the early suggestion (ok: the whole answer
@@ -294,6 +306,20 @@ func (fs *follows) changed(uri, text string) {
 		f.lost = true
 		f.stop()
 		delete(fs.byURI, uri)
+	}
+}
+
+// closed closes the stream of a closed document: the rest of its answer is lost.
+func (fs *follows) closed(uri string) {
+	fs.mu.Lock()
+	f := fs.byURI[uri]
+	if f != nil {
+		f.lost = true
+		delete(fs.byURI, uri)
+	}
+	fs.mu.Unlock()
+	if f != nil {
+		f.stop()
 	}
 }
 

@@ -103,6 +103,13 @@ func (c *acceptChain) met(uri, text string) bool {
 	return ok && t == text
 }
 
+// forget drops what uri's last suggestion makes (the document closed).
+func (c *acceptChain) forget(uri string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byURI, uri)
+}
+
 // ask asks the model for a suggestion at req. ahead says it is prefetched (prefetch.go): it then
 // gives way to any request in flight for the document (errBusy).
 func (e *engine) ask(ctx context.Context, req nesagent.Request, ahead bool) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
@@ -503,6 +510,17 @@ func (g *generations) start(ctx context.Context, uri string, idle bool) (_ conte
 			close(me.done)
 		})
 	}, true
+}
+
+// closed ends the generation in flight for a closed document, if any: its request is aborted,
+// and its end unregisters it.
+func (g *generations) closed(uri string) {
+	g.mu.Lock()
+	gen := g.byURI[uri]
+	g.mu.Unlock()
+	if gen != nil {
+		gen.cancel()
+	}
 }
 
 // unfitPrefix starts the reasons of unfitText (RuleUnfitText: a server or model that is broken,

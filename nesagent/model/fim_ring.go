@@ -13,7 +13,8 @@ import (
 // chunks stay in the order they came, so that the start of the prompt stays the same from one
 // request to the next and the server can reuse what it computed for it (llama-server's
 // cache_prompt). Only what the bridge sent the agent is ever in it: the files it keeps from the
-// agent (docs/security.md) never are.
+// agent (docs/security.md) never are. A document's chunks stay when it is closed: they are
+// history, and bounded (engine.DocumentClosed).
 type fimRing struct {
 	mu     sync.Mutex
 	chunks []ringChunk // oldest first
@@ -44,6 +45,9 @@ func (r *fimRing) update(in *input, cfg ringConfig, winStart, winEnd, budget int
 		if strings.TrimSpace(c) == "" {
 			return
 		}
+		// A copy: a slice of text would keep the whole document, closed or not, while the chunk
+		// stays in the ring.
+		c = strings.Clone(c)
 		cands = append(cands, ringChunk{uri: uri, chunk: FIMChunk{Filename: name, Text: c}, lines: lineSet(c)})
 	}
 	// The requested document's own recent edits outside the window, newest first.

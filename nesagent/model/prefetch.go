@@ -182,6 +182,16 @@ func (ps *prefetches) take(ctx context.Context, req nesagent.Request) (_ []nesag
 	return p.sugs, p.quiet, p.err, true
 }
 
+// closed drops what was prefetched for a closed document, cancelling it.
+func (ps *prefetches) closed(uri string) {
+	ps.mu.Lock()
+	p := ps.byURI[uri]
+	ps.mu.Unlock()
+	if p != nil {
+		ps.drop(uri, p)
+	}
+}
+
 // changed drops what was prefetched for uri unless its text is now the one prefetched for
 // (the suggestion accepted).
 func (ps *prefetches) changed(uri, text string) {

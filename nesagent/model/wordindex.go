@@ -132,6 +132,13 @@ func (c *wordIndexes) of(uri, text string) *wordIndex {
 	return w
 }
 
+// forget drops the index of a closed document.
+func (c *wordIndexes) forget(uri string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byURI, uri)
+}
+
 // keep forgets the indexes of documents not in uris (closed, or no longer among the open ones the
 // request names).
 func (c *wordIndexes) keep(uris map[string]bool) {
