@@ -56,15 +56,17 @@ func (r *earlyReader) write(piece string) []streamHunk {
 			return nil
 		}
 		r.lines++
-		for _, end := range r.spec.ends {
-			if i := strings.Index(line, end); i >= 0 {
-				// The rewrite's end: what is left is read whole, when the answer is.
-				r.ended = true
-				return out
+		if line != "" { // a blank line holds no marker: a stream of them costs little each
+			for _, end := range r.spec.ends {
+				if i := strings.Index(line, end); i >= 0 {
+					// The rewrite's end: what is left is read whole, when the answer is.
+					r.ended = true
+					return out
+				}
 			}
-		}
-		if r.spec.cursor != "" {
-			line = strings.ReplaceAll(line, r.spec.cursor, "")
+			if r.spec.cursor != "" {
+				line = strings.ReplaceAll(line, r.spec.cursor, "")
+			}
 		}
 		out = append(out, r.hunks.add(line)...)
 	}

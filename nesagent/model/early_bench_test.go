@@ -211,3 +211,96 @@ func zeta2Region(b *testing.B, text string) string {
 	}
 	return in.text[r.editStart:r.editEnd]
 }
+
+// earlyBenchDoc is a 20-line file of Go, all of it Zeta 2's region: code as a model rewrites it,
+// with its blank lines and lone braces.
+const earlyBenchDoc = `package p
+
+import "strings"
+
+// count is how many of words are in set.
+func count(words []string, set map[string]bool) int {
+	n := 0
+	for _, w := range words {
+		w = strings.ToLower(w)
+		if w == "" {
+			continue
+		}
+		if set[w] {
+			n++
+		}
+	}
+	return n
+}
+
+func main() {}
+`
+
+// BenchmarkEarlyReader measures the early reader of a Zeta 2 answer streamed a line a piece, for
+// answers of 4 KB, 64 KB and 1 MiB: blank lines (a model that loops on line breaks, or a hostile
+// server), and the region rewritten then repeated. ns/op is the CPU an answer costs the
+// document's requests, which wait behind it (budget: at most 50 ms for 1 MiB of blank lines);
+// ns/KB stays flat across the sizes when the reading is linear in the answer.
+func BenchmarkEarlyReader(b *testing.B) {
+	req := nesagent.Request{URI: "file:///w/p.go", Text: earlyBenchDoc, Cursor: strings.Index(earlyBenchDoc, "n := 0")}
+	c, err := zeta2Format{}.Build(prepare(req), limits{cfg: &Config{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	region := earlyBenchDoc[c.start:c.end]
+	if region != earlyBenchDoc {
+		b.Fatalf("the region is %q, want the whole file", region)
+	}
+	read := func(text string) {
+		er := newEarlyReader(c.lines, region)
+		// A line a piece, as a stream writes them, then the end marker.
+		for rest := text; rest != ""; {
+			k := strings.IndexByte(rest, '\n') + 1
+			er.write(rest[:k])
+			rest = rest[k:]
+		}
+		er.write(">>>>>>> UPDATED\n")
+	}
+	// The budget's figures, in one sub-benchmark: 1 MiB of blank lines read once (ms, at most
+	// 50), and over the same 1 MiB read as 256 answers of 4 KB, in the same run (linear: about 1).
+	b.Run("blank/1MiB-vs-4KB", func(b *testing.B) {
+		big, small := strings.Repeat("\n", 1<<20), strings.Repeat("\n", 4<<10)
+		var tBig, tSmall time.Duration
+		for i := 0; i < b.N; i++ {
+			t0 := time.Now()
+			read(big)
+			t1 := time.Now()
+			for range 256 {
+				read(small)
+			}
+			tBig, tSmall = tBig+t1.Sub(t0), tSmall+time.Since(t1)
+		}
+		b.ReportMetric(float64(tBig.Microseconds())/1000/float64(b.N), "1MiB-blank-ms")
+		b.ReportMetric(float64(tBig)/float64(tSmall), "1MiB/4KB")
+	})
+	// The region rewritten with a change on its seventh line, then the region over and over.
+	code := strings.Replace(region, "n := 0", "n := len(set) - len(set)", 1)
+	for _, answer := range []struct {
+		name string
+		of   func(size int) string
+	}{
+		{"blank", func(size int) string { return strings.Repeat("\n", size) }},
+		{"code", func(size int) string {
+			s := code + strings.Repeat(region, size/len(region))
+			return s[:strings.LastIndexByte(s[:size], '\n')+1]
+		}},
+	} {
+		for _, size := range []struct {
+			name  string
+			bytes int
+		}{{"4KB", 4 << 10}, {"64KB", 64 << 10}, {"1MiB", 1 << 20}} {
+			text := answer.of(size.bytes)
+			b.Run(answer.name+"/"+size.name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					read(text)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(len(text))/1024), "ns/KB")
+			})
+		}
+	}
+}

@@ -255,3 +255,37 @@ func TestEarlyAnswerSweep(t *testing.T) {
 	}
 	close(release)
 }
+
+// TestEarlyReaderWorkIsLinear: a Zeta 2 answer of 4096 blank lines, a piece each, then of the
+// region's lines over and over, costs the early reader a few line comparisons a line: the
+// document's next request does not wait behind a rescan at every line.
+func TestEarlyReaderWorkIsLinear(t *testing.T) {
+	text := earlyDoc()
+	c, err := zeta2Format{}.Build(prepare(nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")}), limits{cfg: &Config{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	region := text[c.start:c.end]
+	for _, tc := range []struct {
+		name, answer string
+	}{
+		{"blank lines", strings.Repeat("\n", 4096)},
+		{"the region over and over", strings.Replace(region, "g(1)", "h(1)", 1) + strings.Repeat(region, 200)},
+	} {
+		er := newEarlyReader(c.lines, region)
+		var hunks []streamHunk
+		for _, piece := range strings.SplitAfter(tc.answer, "\n") {
+			hunks = append(hunks, er.write(piece)...)
+		}
+		lines := strings.Count(tc.answer, "\n")
+		if limit := hunkWork * (len(regionLines(region)) + lines); er.hunks.compared > limit {
+			t.Errorf("%s: %d lines compared for %d lines of answer, want at most %d", tc.name, er.hunks.compared, lines, limit)
+		}
+		if tc.name == "blank lines" && len(hunks) != 0 {
+			t.Errorf("%s: hunks %v before the answer's end", tc.name, hunks)
+		}
+		if tc.name != "blank lines" && (len(hunks) == 0 || er.apply(hunks[0]) != strings.Replace(region, "g(1)", "h(1)", 1)) {
+			t.Errorf("%s: hunks %v", tc.name, hunks)
+		}
+	}
+}

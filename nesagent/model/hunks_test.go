@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -100,4 +101,228 @@ func TestLineFeedKeepsAMarkerWhole(t *testing.T) {
 	if rest, ok := f.rest(); !ok || rest != "\tz" {
 		t.Errorf("the last line %q, %v", rest, ok)
 	}
+}
+
+// hunkWork is the most lines a hunkReader may compare for each line of the region and of the
+// rewrite: its work grows with the rewrite, never with the rewrite squared.
+const hunkWork = 4
+
+// TestHunkReaderWorkIsLinear: a rewrite of 4096 blank lines (a model that loops on line breaks,
+// a hostile server) and a long rewrite of the region's own lines cost the reader a few line
+// comparisons a line, however long they run, given a line at a time or all at once.
+func TestHunkReaderWorkIsLinear(t *testing.T) {
+	r := region21()[:20]
+	code := regionLines(earlyBenchDoc)
+	repeat := func(first, then []string, n int) []string {
+		out := append([]string(nil), first...)
+		for len(out) < n {
+			out = append(out, then...)
+		}
+		return out[:n]
+	}
+	long := repeat(nil, code, 600)
+	var everyFifth []string
+	for k, l := range long {
+		if k%5 == 2 {
+			l = fmt.Sprintf("\tchanged(%d)", k)
+		}
+		everyFifth = append(everyFifth, l)
+	}
+	cases := []struct {
+		name            string
+		region, rewrite []string
+		want            []streamHunk // nil: the reference's
+	}{
+		{"blank lines", r, repeat(nil, []string{""}, 4096), []streamHunk{{0, 20, repeat(nil, []string{""}, 4096)}}},
+		{"the region rewritten, then repeated", r, repeat(with(r, 1, 1, "\tv1 := f(100)"), r, 600), nil},
+		{"code with blank lines and braces, then repeated", code, repeat(with(code, 6, 1, "\tn := 1"), code, 600), nil},
+		{"the region's lines backwards, over and over", code, repeat(nil, reversed(code), 600), nil},
+		{"a long region with a change every fifth line", long, everyFifth, nil},
+	}
+	for _, tc := range cases {
+		for _, whole := range []bool{false, true} {
+			name := tc.name
+			h := newHunkReader(strings.Join(tc.region, "\n") + "\n")
+			ref := &refHunkReader{region: tc.region}
+			var got, want []streamHunk
+			if whole {
+				name += ", all at once"
+				got = h.add(tc.rewrite...)
+				if tc.want == nil {
+					want = ref.add(tc.rewrite...)
+				}
+			} else {
+				for _, l := range tc.rewrite {
+					got = append(got, h.add(l)...)
+					if tc.want == nil {
+						want = append(want, ref.add(l)...)
+					}
+				}
+			}
+			got = append(got, h.end()...)
+			if limit := hunkWork * (len(tc.region) + len(tc.rewrite)); h.compared > limit {
+				t.Errorf("%s: %d lines compared for %d lines of rewrite, want at most %d", name, h.compared, len(tc.rewrite), limit)
+			}
+			if tc.want != nil {
+				want = tc.want
+			} else {
+				want = append(want, ref.end()...)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s:\n got %v\nwant %v", name, got, want)
+			}
+		}
+	}
+}
+
+func reversed(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[len(lines)-1-i] = l
+	}
+	return out
+}
+
+// TestHunkReaderAsTheReference: on many small regions and rewrites, with lines that confirm and
+// lines that do not (blank, braces), the rewrite cut into pieces anywhere, the hunkReader finds
+// the same hunks, after the same pieces, as the reference: the pairs of lines compared anew at
+// every line.
+func TestHunkReaderAsTheReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(37, 2))
+	alphabet := []string{"", "}", "{", "\t}", "a", "b := 1", "c()", "return x"}
+	pick := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = alphabet[rnd.IntN(len(alphabet))]
+		}
+		return out
+	}
+	for run := 0; run < 20000; run++ {
+		region := pick(rnd.IntN(12))
+		// Mostly the region edited here and there, as a model rewrites it; sometimes anything.
+		var rewrite []string
+		if rnd.IntN(5) == 0 {
+			rewrite = pick(rnd.IntN(16))
+		} else {
+			rewrite = append(rewrite, region...)
+			for e := rnd.IntN(4); e > 0; e-- {
+				at := rnd.IntN(len(rewrite) + 1)
+				del := min(rnd.IntN(3), len(rewrite)-at)
+				rewrite = with(rewrite, at, del, pick(rnd.IntN(3))...)
+			}
+		}
+		brk := "\n"
+		if rnd.IntN(4) == 0 {
+			brk = "\r\n"
+		}
+		text := strings.Join(rewrite, brk)
+		if len(rewrite) > 0 && rnd.IntN(2) == 0 {
+			text += brk
+		}
+		h := newHunkReader(strings.Join(region, brk) + brk)
+		ref := &refHunkReader{region: regionLines(strings.Join(region, brk) + brk)}
+		var f lineFeed
+		var got, want [][]streamHunk
+		for len(text) > 0 {
+			n := min(1+rnd.IntN(12), len(text))
+			lines := f.write(text[:n])
+			text = text[n:]
+			got, want = append(got, h.add(lines...)), append(want, ref.add(lines...))
+		}
+		if l, ok := f.rest(); ok {
+			got, want = append(got, h.add(l)), append(want, ref.add(l))
+		}
+		got, want = append(got, h.end()), append(want, ref.end())
+		if limit := hunkWork * (len(region) + len(rewrite)); h.compared > limit {
+			t.Errorf("region %q, rewrite %q: %d lines compared, want at most %d", region, rewrite, h.compared, limit)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("region %q, rewrite %q:\n got %v\nwant %v", region, rewrite, got, want)
+		}
+	}
+}
+
+// refHunkReader is the hunkReader as it first was, the reference: at every line it looks again
+// at every pair of a region's line and a rewrite's line after what was read, the nearest first.
+type refHunkReader struct {
+	region, answer []string
+	ri, ai         int
+}
+
+func (h *refHunkReader) add(lines ...string) []streamHunk {
+	for _, l := range lines {
+		h.answer = append(h.answer, strings.TrimSuffix(l, "\r"))
+	}
+	var out []streamHunk
+	for {
+		hk, ok := h.next(false)
+		if !ok {
+			return out
+		}
+		out = append(out, hk)
+	}
+}
+
+func (h *refHunkReader) end() []streamHunk {
+	var out []streamHunk
+	for {
+		hk, ok := h.next(true)
+		if !ok {
+			return out
+		}
+		out = append(out, hk)
+	}
+}
+
+func (h *refHunkReader) next(ended bool) (streamHunk, bool) {
+	i, j := h.ri, h.ai
+	for i < len(h.region) && j < len(h.answer) && h.region[i] == h.answer[j] {
+		i, j = i+1, j+1
+	}
+	h.ri, h.ai = i, j
+	if i >= len(h.region) && j >= len(h.answer) {
+		return streamHunk{}, false
+	}
+	for span := 0; span <= len(h.region)-i+len(h.answer)-j; span++ {
+		for di := 0; di <= span; di++ {
+			ri, aj := i+di, j+span-di
+			if ri > len(h.region) || aj > len(h.answer) {
+				continue
+			}
+			if h.confirms(ri, aj) {
+				for ri > i && aj > j && h.region[ri-1] == h.answer[aj-1] {
+					ri, aj = ri-1, aj-1
+				}
+				hk := streamHunk{regionStart: i, regionEnd: ri, lines: append([]string(nil), h.answer[j:aj]...)}
+				h.ri, h.ai = ri, aj
+				return hk, true
+			}
+		}
+	}
+	if !ended {
+		return streamHunk{}, false
+	}
+	re, ae := len(h.region), len(h.answer)
+	for re > i && ae > j && h.region[re-1] == h.answer[ae-1] {
+		re, ae = re-1, ae-1
+	}
+	hk := streamHunk{regionStart: i, regionEnd: re, lines: append([]string(nil), h.answer[j:ae]...)}
+	h.ri, h.ai = len(h.region), len(h.answer)
+	return hk, true
+}
+
+func (h *refHunkReader) confirms(ri, aj int) bool {
+	word := false
+	for k := 0; k < confirmLines; k++ {
+		switch {
+		case ri+k >= len(h.region) || aj+k >= len(h.answer):
+			return false
+		case h.region[ri+k] != h.answer[aj+k]:
+			return false
+		}
+		if strings.IndexFunc(h.region[ri+k], isWordRune) >= 0 {
+			word = true
+		}
+	}
+	return word
 }

@@ -58,6 +58,10 @@ var budgets = []budget{
 	// limit is the time to stream through the hunk and its two confirming lines.
 	{"10. Early answer: request to suggestion / the limit", "BenchmarkEarlyAnswer", "early/limit", 1.25, false, false},
 	{"10. Next at the accept: accept to the next suggestion (ms)", "BenchmarkEarlyAnswer", "accept-to-next-ms", 30, false, false},
+	// A stream of 1 MiB of blank lines, a line a piece (a model looping on line breaks, or a
+	// hostile server): the early reader's CPU, and over 256 answers of 4 KB in the same run.
+	{"10. Early reader: 1 MiB of blank lines (ms of CPU)", "BenchmarkEarlyReader/blank/1MiB-vs-4KB", "1MiB-blank-ms", 50, false, false},
+	{"10. Early reader: 1 MiB at once / 256 answers of 4 KB", "BenchmarkEarlyReader/blank/1MiB-vs-4KB", "1MiB/4KB", 1.5, false, false},
 	// A format that does not stream (chat): the next suggestion prefetched as if the first
 	// were accepted, answered while the user read the first.
 	{"10. Next at the accept, prefetched: accept to the next suggestion (ms)", "BenchmarkNextAtTheAcceptPrefetched", "prefetched-accept-to-next-ms", 30, false, false},
