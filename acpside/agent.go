@@ -538,6 +538,16 @@ func (a *Agent) StartNES(ctx context.Context, req acp.UnstableStartNesRequest) e
 			return err
 		}
 	}
+	// One NES session per connection (GitHub Copilot refuses a second one): a session asked for
+	// again, after a sign-in the running one needed, replaces the first.
+	if old := a.Session(); old != "" {
+		if _, err := acp.SendRequest[acp.UnstableCloseNesResponse](a.nesConn(), ctx, acp.AgentMethodNesClose, acp.UnstableCloseNesRequest{SessionId: old}); err != nil {
+			a.log.Debug().Err(err).Msg("nes/close of the session replaced")
+		}
+		a.mu.Lock()
+		a.session = ""
+		a.mu.Unlock()
+	}
 	resp, err := acp.SendRequest[acp.UnstableStartNesResponse](a.nesConn(), ctx, acp.AgentMethodNesStart, req)
 	if err != nil {
 		return fmt.Errorf("nes/start: %w", err)

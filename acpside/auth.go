@@ -110,3 +110,15 @@ func DisplayName(info *acp.Implementation) string {
 	}
 	return "the agent"
 }
+
+// OutOfSync reports an agent error saying its copy of the document is not the editor's: GitHub
+// Copilot's "Document version mismatch for …" and "Document is not open: …", which follow a
+// document/didChange it dropped (one whose version was not higher than its own, or whose range
+// did not fit its text) or a document/didOpen it ignored.
+func OutOfSync(err error) bool {
+	var re *acp.RequestError
+	if !errors.As(err, &re) {
+		return false
+	}
+	return strings.Contains(re.Message, "Document version mismatch") || strings.Contains(re.Message, "Document is not open")
+}

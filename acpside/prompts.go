@@ -627,9 +627,10 @@ func (p *prompter) taint(path string) {
 const BilledMetaKey = "acp-lsp-bridge/billed"
 
 // Billed reports whether each request to the agent costs the user: an agent asked through
-// prompts, or one that says so (BilledMetaKey).
+// prompts, one that says so (BilledMetaKey), or GitHub Copilot, whose plans count every
+// suggestion asked (Copilot Free's monthly allowance of completions; docs/real-agents.md).
 func (a *Agent) Billed() bool {
-	if a.Prompted() {
+	if a.Prompted() || a.IsCopilot() {
 		return true
 	}
 	a.mu.Lock()
