@@ -54,10 +54,31 @@ func (s *Server) signInDialog(ctx context.Context, agent *acpside.Agent, name st
 	}
 	titles := authTitles(methods)
 	question := fmt.Sprintf("acp-lsp-bridge: %s needs you to sign in before it can suggest edits.", name)
+	copilot := agent.IsCopilot()
+	var choices []string
+	if copilot {
+		question = s.copilotQuestion(name)
+		later.text = fmt.Sprintf("acp-lsp-bridge: %s is not signed in, so it suggests nothing. To sign in without a browser on this machine: %s. Then run the command %s.",
+			name, copilotOtherWays(agent), CommandSignIn)
+		choices = append(choices, copilotCodeTitle)
+	}
+	choices = append(append(choices, titles...), notNow)
 	for attempt := 0; attempt < signInAttempts; attempt++ {
-		choice, err := s.ask(ctx, protocol.MessageTypeWarning, question, append(titles, notNow)...)
+		choice, err := s.ask(ctx, protocol.MessageTypeWarning, question, choices...)
 		if err != nil {
 			s.log.Warn().Err(err).Msg("window/showMessageRequest for sign-in")
+		}
+		if err == nil && copilot && choice == copilotCodeTitle {
+			user, err := s.copilotCodeSignIn(ctx, agent, name)
+			if err == nil {
+				err = s.copilotSignedIn(ctx, agent)
+			}
+			if err == nil {
+				return true, notice{protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signed in to %s as %s.", name, user)}
+			}
+			s.log.Warn().Err(err).Msg("sign-in with a code failed")
+			question = fmt.Sprintf("acp-lsp-bridge: signing in to %s with a code failed (%s). Try again?", name, agentErrorText(err))
+			continue
 		}
 		i := indexOf(titles, choice)
 		if err != nil || i < 0 {

@@ -136,6 +136,9 @@ const (
 
 // Server is one editor connection.
 type Server struct {
+	// resyncs counts the documents given to the agent again after it said its copy differed.
+	resyncs atomic.Int64
+
 	cfg    Config
 	log    zerolog.Logger
 	conn   jsonrpc2.Conn

@@ -117,6 +117,9 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		endProgress = s.progress(ctx, "acp-lsp-bridge", "asking "+agent.Name()+"…")
 	}
 	sugs, note, err := agent.SuggestWithNote(sctx, params)
+	if acpside.OutOfSync(err) && s.resync(ctx, agent, req.snap) {
+		sugs, note, err = agent.SuggestWithNote(sctx, params) // once more, and only once
+	}
 	if endProgress != nil {
 		endProgress()
 	}
@@ -140,6 +143,11 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		return nil, nil
 	case acpside.AuthRequired(err):
 		s.needSignIn(context.WithoutCancel(ctx), agent)
+		return nil, nil
+	case acpside.OutOfSync(err):
+		// Sent again already (resync); the editor's text moved on meanwhile, or the agent still
+		// differs: its next request names the text as it is then.
+		s.log.Warn().Str("uri", uri).Str("error", agentWords(err)).Msg("nes/suggest: the agent's copy of the document differs; empty result")
 		return nil, nil
 	case err != nil && endedWithin(agent, 200*time.Millisecond):
 		// The agent died with the request: an outage, not an answer. watchAgent restarts it.
@@ -236,4 +244,30 @@ func (s *Server) suggestContext(want acpside.ContextWanted, req suggestRequest, 
 			return p
 		},
 	})
+}
+
+// resync gives the agent the document of snap again, as the editor has it now, after the agent
+// said its copy differs (acpside.OutOfSync): it is closed and opened with the current text, since
+// an agent that has it open ignores another didOpen. It reports whether snap is still the
+// editor's text, so that asking again is worth it.
+func (s *Server) resync(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot) bool {
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	cur, open := s.docs.Get(snap.URI)
+	ev := agent.Events()
+	if !open || !ev.DidOpen || s.isWithheld(snap.URI) || s.secret.has(snap.URI) || agent != s.currentAgent() {
+		return false
+	}
+	if ev.DidClose {
+		if err := agent.DidClose(ctx, acp.UnstableDidCloseDocumentNotification{Uri: snap.URI}); err != nil {
+			s.sendFailed(agent, "document/didClose", err)
+			return false
+		}
+	}
+	s.sendDidOpen(ctx, agent, cur)
+	n := s.resyncs.Add(1)
+	current := cur.Version == snap.Version && cur.Mapper.Equal(snap.Mapper)
+	s.log.Debug().Str("uri", snap.URI).Int("version", cur.Version).Int64("resyncs", n).Bool("askAgain", current).
+		Msg("the agent's copy of the document differed: sent it again (didClose, didOpen)")
+	return current
 }
