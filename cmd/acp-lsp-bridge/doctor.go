@@ -23,6 +23,7 @@ const doctorUsage = `acp-lsp-bridge doctor: check that an agent can give the bri
 
 Usage:
   acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] [--prompt] -- AGENT [ARGS...]
+  acp-lsp-bridge doctor [--json] --agent copilot   (a known agent by its name, as the bridge's --agent)
   acp-lsp-bridge doctor [--json]     (no agent named: the bridge's built-in agent, "acp-lsp-bridge agent")
 
 doctor starts AGENT exactly as the bridge does (a child process in its own process group, never
@@ -92,6 +93,7 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 		exclude = append(exclude, g)
 		return nil
 	})
+	agentName := fs.String("agent", "", "check a known agent by its `name` (as the bridge's --agent: copilot) instead of a command after \"--\"")
 	noDefaults := fs.Bool("no-default-excludes", false, "as the bridge's --no-default-excludes: the default exclusion globs keep nothing back")
 	fs.Usage = func() {} // the flag package calls it on every error; --help is answered below
 	if code, done := parseFlags(fs, args, doctorUsage, "usage: acp-lsp-bridge doctor [--json] [--timeout 20s] [--verbose] -- AGENT [ARGS...] (see --help)", stdout, stderr); done {
@@ -104,7 +106,18 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 		fmt.Fprintf(stderr, "acp-lsp-bridge doctor: unexpected argument %q before \"--\"\n", fs.Arg(0))
 		return opts, 2, true
 	}
-	if len(agentArgs) == 0 {
+	if *agentName != "" {
+		if len(agentArgs) > 0 {
+			fmt.Fprintln(stderr, "acp-lsp-bridge doctor: --agent names the agent; give it or a command, not both")
+			return opts, 2, true
+		}
+		c, err := namedAgent(*agentName)
+		if err != nil {
+			fmt.Fprintf(stderr, "acp-lsp-bridge doctor: %v\n", err)
+			return opts, 2, true
+		}
+		opts.command = c
+	} else if len(agentArgs) == 0 {
 		// What the bridge runs when no agent is named: its own.
 		self, err := os.Executable()
 		if err != nil {
@@ -117,7 +130,9 @@ func parseDoctorArgs(args []string, stdout, stderr io.Writer) (opts doctorOption
 		fmt.Fprintf(stderr, "acp-lsp-bridge doctor: --timeout %v: must be more than 0\n", opts.timeout)
 		return opts, 2, true
 	}
-	opts.command = acpside.Command{Path: agentArgs[0], Args: agentArgs[1:]}
+	if opts.command.Path == "" {
+		opts.command = acpside.Command{Path: agentArgs[0], Args: agentArgs[1:]}
+	}
 	opts.excludes, _ = workspace.NewExcludes(!*noDefaults, exclude) // each glob was checked above
 	return opts, 0, false
 }
@@ -152,6 +167,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// The one difference from the bridge's start: the model agent asks its server what it is at
 	// start, whatever its format, and says so for the report (model.DoctorEnv).
 	cmd.Env = map[string]string{model.DoctorEnv: "1"}
+	for k, v := range opts.command.Env {
+		cmd.Env[k] = v
+	}
 	rep := doctor.Check(ctx, doctor.Run{
 		Command: cmd,
 		Dir:     dir,

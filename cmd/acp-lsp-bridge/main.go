@@ -36,10 +36,12 @@ const usage = `acp-lsp-bridge: Next Edit Suggestions from any ACP agent in any L
 
 Usage:
   acp-lsp-bridge [flags] -- AGENT [ARGS...]
+  acp-lsp-bridge [flags] --agent copilot      (GitHub Copilot's language server, a known agent)
   acp-lsp-bridge [flags]                      (agent from initializationOptions.agent)
   acp-lsp-bridge agent [--model-url URL ...]  (the bridge's own NES agent, on stdin/stdout)
   acp-lsp-bridge demo                         (a scripted session; no setup, no network)
   acp-lsp-bridge doctor [--json] -- AGENT...  (can this agent do NES with the bridge? see doctor --help)
+  acp-lsp-bridge sign-in copilot              (sign in to GitHub Copilot with a code, no browser needed)
   acp-lsp-bridge eval --model-url URL --model NAME [DIR]  (how well a model predicts the next edit; see eval --help)
 
 Your editor starts acp-lsp-bridge as a language server on stdin/stdout. The bridge starts the
@@ -133,6 +135,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runDoctor(ctx, args[1:], stdout, stderr)
 		case "eval":
 			return runEval(ctx, args[1:], stdout, stderr)
+		case "sign-in":
+			return runSignIn(ctx, args[1:], stdout, stderr)
 		}
 	}
 	cfg, code, done := parseArgs(args, stderr, stdout)
@@ -270,6 +274,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 	fs.BoolVar(&cfg.askAheadBilled, "ask-ahead-billed", false, "ask ahead (--ask-ahead) agents billed per request too: each change you pause after costs a request")
 	fs.DurationVar(&cfg.codeActionWait, "code-action-wait", lspside.DefaultCodeActionWait, "the longest a code-action request waits for the agent (`duration`): editors open their menu only once every language server has answered, so after it the bridge answers with the suggestions it has, and the agent's later answer is offered at the next request and as ghost text")
 	fs.BoolVar(&cfg.automatic, "automatic", true, "ask the agent for suggestions while you type; --automatic=false starts with them off (what you ask for by hand still works; the command acp-lsp-bridge.enable turns them on). initializationOptions.automatic: false does the same")
+	agentName := fs.String("agent", "", agentFlagHelp())
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	// flag prints a parse error and then calls Usage; the full usage goes to stdout for --help only.
 	fs.Usage = func() {}
@@ -315,7 +320,18 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		fmt.Fprintf(stderr, "acp-lsp-bridge: unexpected argument %q; put the agent command after \"--\"\n", fs.Arg(0))
 		return cfg, 2, true
 	}
-	if len(agentArgs) > 0 {
+	if *agentName != "" {
+		if len(agentArgs) > 0 {
+			fmt.Fprintln(stderr, "acp-lsp-bridge: --agent names the agent; give it or a command after \"--\", not both")
+			return cfg, 2, true
+		}
+		c, err := namedAgent(*agentName)
+		if err != nil {
+			fmt.Fprintf(stderr, "acp-lsp-bridge: %v\n", err)
+			return cfg, 2, true
+		}
+		cfg.agent = &c
+	} else if len(agentArgs) > 0 {
 		cfg.agent = &acpside.Command{Path: agentArgs[0], Args: agentArgs[1:]}
 	} else if agentArgs != nil {
 		fmt.Fprintln(stderr, "acp-lsp-bridge: \"--\" must be followed by the agent command")

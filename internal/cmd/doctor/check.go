@@ -122,6 +122,7 @@ const promptNote = "the agent has no Next Edit Suggestions of its own: the bridg
 func Check(ctx context.Context, run Run) *Report {
 	wsURI := string(uri.File(run.Dir))
 	rep := newReport(run.Command, wsURI, run.Version)
+	defer rep.copilot(run)
 	// The bridge's own options, so that the agent sees the initialize the bridge sends.
 	opts := acpside.ClientOptions(run.Log, run.Version)
 	col := newCollector()

@@ -60,7 +60,9 @@ type Report struct {
 	Sample *sampleReport `json:"sample"`
 	// Exclusions are the files of the workspace the agent never sees.
 	Exclusions exclusionsReport `json:"exclusions"`
-	Warnings   []string         `json:"warnings"`
+	// Copilot is set for GitHub Copilot's language server: its mode, its sign-in, what next.
+	Copilot  *copilotReport `json:"copilot,omitempty"`
+	Warnings []string       `json:"warnings"`
 }
 
 // exclusionsReport says what the exclusion globs keep from the agent in the workspace folder.
@@ -374,6 +376,9 @@ func (r *Report) Human(color bool) string {
 				line(label, shorten(l, 2000))
 			}
 		}
+	}
+	if r.Copilot != nil {
+		r.Copilot.lines(line)
 	}
 	for _, w := range r.Warnings {
 		line("warning", w)
