@@ -94,6 +94,18 @@ type Config struct {
 	// Reads makes the agent read Path with fs/read_text_file Count times once nes/start is
 	// answered, logging each answer (hostile.go).
 	Reads ReadLoop
+	// Copilot makes the agent a stand-in for GitHub Copilot's language server in --acp mode
+	// (copilot.go): its initialize, sign-in, one NES session, document rules and errors, with
+	// the suggestions from Rules. Encoding, Sync, NoNES, Sessions, DidFocus, Context, AuthMethods,
+	// RequireAuth, Answer and Fault do not apply to it.
+	Copilot bool
+	// DropChange, with Copilot, drops the DropChange-th document/didChange received (1-based),
+	// as the real server ignores one it judged stale, and logs {"method":"test/droppedChange"}.
+	DropChange int
+	// Getenv reads the stand-in's environment (GH_COPILOT_TOKEN, ...); nil is os.Getenv.
+	Getenv func(string) string
+	// Stderr receives the stand-in's warnings (what it ignored and why); nil is os.Stderr.
+	Stderr io.Writer
 }
 
 // ReadLoop is Config.Reads.
@@ -126,6 +138,7 @@ type Agent struct {
 	authed   bool
 	suggests int  // nes/suggest requests received
 	stall    bool // the next read waits Config.Stall
+	cop      copilotState
 }
 
 // Revoke makes the agent require authentication again (a session that expired).
@@ -158,7 +171,7 @@ func authMethodID(m acp.AuthMethod) string {
 // New makes an agent.
 func New(cfg Config) *Agent {
 	enc, ok := encoding.ParseKind(cfg.Encoding)
-	if !ok {
+	if !ok || cfg.Copilot {
 		enc = encoding.UTF16
 	}
 	return &Agent{cfg: cfg, enc: enc, docs: map[string]*encoding.Mapper{}, versions: map[string]int{}, changed: make(chan struct{}), connected: make(chan struct{})}
@@ -258,6 +271,9 @@ func invalid(err error) *acp.RequestError {
 // handle answers a message, which wireTap has recorded already.
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 	defer a.signal()
+	if a.cfg.Copilot {
+		return a.copilot(ctx, method, params)
+	}
 	switch method {
 	case acp.AgentMethodInitialize:
 		if !a.slowStart(ctx) {
@@ -613,6 +629,9 @@ func (t *wireTap) recordLine(line []byte) {
 		return
 	}
 	t.a.record(m.Method, m.Params)
+	if t.a.cfg.Copilot {
+		t.a.copilotTap(m.ID, m.Method, m.Params)
+	}
 }
 
 type slowReader struct {

@@ -43,6 +43,8 @@ func main() {
 	answer := flag.String("answer", "", "answer every nes/suggest with the suggestions in this JSON `file` (an array; each id gets \"-n\" appended), whatever URIs they name")
 	readPath := flag.String("read", "", "once nes/start is answered, read this `path` with fs/read_text_file --read-count times, logging each answer as test/read, then test/readsDone")
 	readCount := flag.Int("read-count", 1, "how many times --read reads")
+	copilot := flag.Bool("copilot", false, "behave as GitHub Copilot's language server 1.539.0 in --acp mode (package testagent, copilot.go): its initialize, one auth method github_oauth, signed in by $GH_COPILOT_TOKEN (without '=') or $GITHUB_COPILOT_TOKEN, or by authenticate when $ACP_TEST_COPILOT_BROWSER=1; one NES session, its document rules and errors; suggestions from --rules")
+	dropChange := flag.Int("drop-change", 0, "with --copilot: drop the `n`th document/didChange received (1-based), as Copilot ignores one it judged stale; logged as test/droppedChange")
 	cannotStart := flag.String("cannot-start-if", "", "when this `file` exists, write two lines to stderr and exit 41 before reading anything, as an agent whose sign-in expired while it ran does when started again")
 	flag.Parse()
 	if *cannotStart != "" {
@@ -68,7 +70,25 @@ func main() {
 		}
 		go cmd.Wait()
 	}
-	cfg := testagent.Config{Encoding: *enc, Sync: *sync, NoNES: *noNES, Sessions: *sessions, DidFocus: *focus, Fault: *fault, Exit: exitSaying, StartDelay: *startDelay, SuggestDelay: *suggestDelay, MirrorDir: *mirrorDir,
+	if *dropChange != 0 && !*copilot {
+		fmt.Fprintln(os.Stderr, "acp-test-agent: --drop-change needs --copilot")
+		os.Exit(2)
+	}
+	if *copilot {
+		// What the real server decides for itself.
+		var clash []string
+		flag.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "encoding", "sync", "no-nes", "sessions", "auth", "focus", "context", "fault", "answer":
+				clash = append(clash, "--"+f.Name)
+			}
+		})
+		if len(clash) > 0 {
+			fmt.Fprintf(os.Stderr, "acp-test-agent: --copilot decides its capabilities and sign-in as Copilot does; leave out %v\n", clash)
+			os.Exit(2)
+		}
+	}
+	cfg := testagent.Config{Copilot: *copilot, DropChange: *dropChange, Encoding: *enc, Sync: *sync, NoNES: *noNES, Sessions: *sessions, DidFocus: *focus, Fault: *fault, Exit: exitSaying, StartDelay: *startDelay, SuggestDelay: *suggestDelay, MirrorDir: *mirrorDir,
 		Stall: *stall, StallOnce: *stallOnce, Trickle: *trickle}
 	if *fault != "" && !slices.Contains(testagent.Faults, *fault) {
 		fmt.Fprintf(os.Stderr, "acp-test-agent: --fault %q: use one of %v\n", *fault, testagent.Faults)
