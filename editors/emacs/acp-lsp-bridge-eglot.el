@@ -61,15 +61,35 @@
 ;;
 ;; Focus.  When the selected window starts showing another file the bridge manages, this file
 ;; sends the bridge acp-lsp-bridge/didFocus (the file, the cursor, the visible lines), which
-;; reaches agents that ask for document/didFocus.  It does not send acp-lsp-bridge/diagnostics:
-;; in a buffer Eglot manages, Flymake shows only the diagnostics of Eglot's one server (the
-;; bridge, which has none), and Flymake has no hook for reports.  Code actions carry Eglot's
-;; diagnostics at point.
+;; reaches agents that ask for document/didFocus.
+;;
+;; Diagnostics.  In a buffer the bridge manages, this file tells the bridge which diagnostics
+;; Flymake shows, from every backend but Eglot's own (whose server is the bridge), with
+;; acp-lsp-bridge/diagnostics: the file's whole list, which replaces the previous one.  They
+;; reach agents that ask for the diagnostics context (GitHub Copilot's does), nearest the cursor
+;; first.  Positions are in the encoding Eglot negotiated with the bridge; Flymake's :error,
+;; :warning and :note (and the types of their categories, such as Eglot's) become severities 1,
+;; 2 and 3.  It sends after a Flymake backend reports (Flymake has no hook for that: an :after
+;; advice on `flymake--handle-report', which every backend's report function calls), when
+;; Flymake is turned on or off, and when Eglot opens the file again; at most every
+;; `acp-lsp-bridge-eglot-diagnostics-delay' seconds (0.5), and only a list that differs from the
+;; one last sent.  In the buffers it manages, Eglot sets `flymake-diagnostic-functions' to its
+;; own backend alone, so for the agent to see your other backends' diagnostics, add them back
+;; in `eglot-managed-mode-hook':
+;;
+;;   (add-hook 'eglot-managed-mode-hook
+;;             (lambda () (add-hook 'flymake-diagnostic-functions #'my-backend nil t)))
+;;
+;; or run Flymake yourself with (add-to-list 'eglot-stay-out-of 'flymake).  Turn it off with
+;; (setq acp-lsp-bridge-eglot-send-diagnostics nil): the agent then gets no diagnostics from
+;; Emacs (Eglot's code actions carry only its own server's).
 ;;
 ;; Tested: e2e/emacs_test.go loads this very file in Emacs 30 in batch mode (TestEmacsEglotCodeAction:
 ;; M-x eglot through `eglot-server-programs', C-c n a, the "Next edit: ..." action applied;
 ;; TestEmacsShippedEglotConfig: `eglot-ensure', focus, C-c n n with Apply, C-c n k, C-c n s,
-;; C-c n r, and a byte-compilation without warnings).
+;; C-c n r, and a byte-compilation without warnings); e2e/emacs_diagnostics_test.go
+;; (TestEmacsEglotDiagnostics): a Flymake backend's error and warning reach the agent's
+;; nes/suggest, their ranges converted, sent once, and nothing with the option off.
 
 ;;; Code:
 
@@ -102,6 +122,19 @@ For example (\"--log-file\" \"/tmp/acp-lsp-bridge.log\")."
   "Seconds to wait for the bridge to finish a command.
 acp-lsp-bridge.suggest lasts until you answer its question; the
 bridge itself gives up after two minutes."
+  :type 'number)
+
+(defcustom acp-lsp-bridge-eglot-send-diagnostics t
+  "Whether to tell the bridge which diagnostics Flymake shows.
+When non-nil, in the buffers the bridge manages, the diagnostics
+of every Flymake backend but Eglot's go to the bridge
+\(acp-lsp-bridge/diagnostics) whenever they change, for agents
+that ask for them; nil: the bridge gets none of them."
+  :type 'boolean)
+
+(defcustom acp-lsp-bridge-eglot-diagnostics-delay 0.5
+  "Seconds to wait after Flymake's diagnostics change before sending them.
+Changes in the meantime go with the same notification."
   :type 'number)
 
 (defcustom acp-lsp-bridge-eglot-modes
@@ -331,16 +364,123 @@ managing the buffer shown."
                                   :character 0)))))))))
 
 (defun acp-lsp-bridge-eglot--managed ()
-  "Follow Eglot's management of the buffer: keys, and the first focus."
+  "Follow Eglot's management of the buffer: keys, the first focus, diagnostics."
   (acp-lsp-bridge-eglot-mode (if (acp-lsp-bridge-eglot--bridge-p) 1 -1))
   (when (and acp-lsp-bridge-eglot-mode
              (eq (window-buffer (selected-window)) (current-buffer)))
     (setq acp-lsp-bridge-eglot--focused nil)
-    (acp-lsp-bridge-eglot--focus)))
+    (acp-lsp-bridge-eglot--focus))
+  (if acp-lsp-bridge-eglot-mode
+      (add-hook 'after-revert-hook #'acp-lsp-bridge-eglot--reopened t t)
+    (remove-hook 'after-revert-hook #'acp-lsp-bridge-eglot--reopened t))
+  (acp-lsp-bridge-eglot--reopened))
+
+;;; Diagnostics: acp-lsp-bridge/diagnostics
+
+(defvar-local acp-lsp-bridge-eglot--diagnostics-sent nil
+  "(SERVER . DIAGNOSTICS): the list last sent for this buffer, and where.")
+
+(defvar acp-lsp-bridge-eglot--diagnostics-pending nil
+  "The buffers whose diagnostics may have changed since they were last sent.")
+
+(defvar acp-lsp-bridge-eglot--diagnostics-timer nil
+  "The timer that sends the pending buffers' diagnostics, while one waits.")
+
+(defun acp-lsp-bridge-eglot--severity (type)
+  "The LSP severity of Flymake diagnostic TYPE: 1 error, 2 warning, 3 note.
+Told by TYPE's `flymake-category' (:error, Eglot's eglot-error and
+the like); a type without one is an error, as for Flymake."
+  (pcase (or (get type 'flymake-category) type)
+    ('flymake-warning 2)
+    ('flymake-note 3)
+    (_ 1)))
+
+(defun acp-lsp-bridge-eglot--diagnostics ()
+  "Flymake's diagnostics of the current buffer, as LSP Diagnostics.
+Every backend's but Eglot's (whose server is the bridge), in
+buffer order; positions in the encoding Eglot negotiated."
+  (let (diags)
+    (dolist (d (flymake-diagnostics))
+      (let ((beg (flymake-diagnostic-beg d))
+            (end (flymake-diagnostic-end d)))
+        (when (and (integerp beg) (integerp end)
+                   (not (eq (flymake-diagnostic-backend d) 'eglot-flymake-backend)))
+          (push (list beg end (acp-lsp-bridge-eglot--severity (flymake-diagnostic-type d))
+                      (substring-no-properties (or (flymake-diagnostic-text d) "")))
+                diags))))
+    ;; `flymake-diagnostics' lists them in no particular order: sorted, an unchanged list
+    ;; compares equal.
+    (setq diags (sort diags (lambda (a b)
+                              (or (< (car a) (car b))
+                                  (and (= (car a) (car b))
+                                       (or (< (cadr a) (cadr b))
+                                           (and (= (cadr a) (cadr b))
+                                                (string< (nth 3 a) (nth 3 b)))))))))
+    (mapcar (lambda (d)
+              (list :range (list :start (eglot--pos-to-lsp-position (nth 0 d))
+                                 :end (eglot--pos-to-lsp-position (nth 1 d)))
+                    :severity (nth 2 d)
+                    :message (nth 3 d)))
+            diags)))
+
+(defun acp-lsp-bridge-eglot--send-diagnostics ()
+  "Send the current buffer's diagnostics to the bridge, unless it has them."
+  (when (and acp-lsp-bridge-eglot-send-diagnostics acp-lsp-bridge-eglot-mode
+             (acp-lsp-bridge-eglot--bridge-p))
+    (let* ((server (eglot-current-server))
+           (diags (acp-lsp-bridge-eglot--diagnostics))
+           ;; What the bridge has: nothing, for a server that got none from this buffer.
+           (known (and (eq (car acp-lsp-bridge-eglot--diagnostics-sent) server)
+                       (cdr acp-lsp-bridge-eglot--diagnostics-sent))))
+      (unless (or (equal diags known) (not (jsonrpc-running-p server)))
+        ;; Pending changes first, so that positions refer to the text the bridge has.
+        (eglot--signal-textDocument/didChange)
+        (jsonrpc-notify server :acp-lsp-bridge/diagnostics
+                        (list :textDocument (eglot--TextDocumentIdentifier)
+                              :diagnostics (vconcat diags)))
+        (setq acp-lsp-bridge-eglot--diagnostics-sent (cons server diags))))))
+
+(defun acp-lsp-bridge-eglot--send-pending-diagnostics ()
+  "Send the diagnostics of the buffers whose diagnostics may have changed."
+  (setq acp-lsp-bridge-eglot--diagnostics-timer nil)
+  (let ((buffers (reverse acp-lsp-bridge-eglot--diagnostics-pending)))
+    (setq acp-lsp-bridge-eglot--diagnostics-pending nil)
+    (dolist (buf buffers)
+      (when (buffer-live-p buf)
+        (with-current-buffer buf
+          (with-demoted-errors "[acp-lsp-bridge] diagnostics: %S"
+            (acp-lsp-bridge-eglot--send-diagnostics)))))))
+
+(defun acp-lsp-bridge-eglot--diagnostics-changed (&rest _)
+  "Send the current buffer's diagnostics soon, when the bridge manages it.
+After `acp-lsp-bridge-eglot-diagnostics-delay' seconds, with the
+changes made meanwhile, so at most that often."
+  (when (and acp-lsp-bridge-eglot-send-diagnostics acp-lsp-bridge-eglot-mode)
+    (cl-pushnew (current-buffer) acp-lsp-bridge-eglot--diagnostics-pending)
+    (unless acp-lsp-bridge-eglot--diagnostics-timer
+      (setq acp-lsp-bridge-eglot--diagnostics-timer
+            (run-at-time acp-lsp-bridge-eglot-diagnostics-delay nil
+                         #'acp-lsp-bridge-eglot--send-pending-diagnostics)))))
+
+(defun acp-lsp-bridge-eglot--reopened ()
+  "After Eglot (re)opened the buffer: the bridge has no diagnostics of it."
+  (setq acp-lsp-bridge-eglot--diagnostics-sent nil)
+  (acp-lsp-bridge-eglot--diagnostics-changed))
 
 (add-hook 'eglot-managed-mode-hook #'acp-lsp-bridge-eglot--managed)
 (add-hook 'window-buffer-change-functions #'acp-lsp-bridge-eglot--focus)
 (add-hook 'window-selection-change-functions #'acp-lsp-bridge-eglot--focus)
+;; Flymake runs no hook when a backend reports: every backend's report function calls
+;; `flymake--handle-report' in the buffer reported on.
+(advice-add 'flymake--handle-report :after #'acp-lsp-bridge-eglot--diagnostics-changed)
+(add-hook 'flymake-mode-hook #'acp-lsp-bridge-eglot--diagnostics-changed)
+
+(defun acp-lsp-bridge-eglot-unload-function ()
+  "Remove the advice on Flymake and the timer, for `unload-feature'."
+  (advice-remove 'flymake--handle-report #'acp-lsp-bridge-eglot--diagnostics-changed)
+  (when (timerp acp-lsp-bridge-eglot--diagnostics-timer)
+    (cancel-timer acp-lsp-bridge-eglot--diagnostics-timer))
+  nil)
 
 (acp-lsp-bridge-eglot-register)
 

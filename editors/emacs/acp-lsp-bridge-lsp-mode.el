@@ -7,7 +7,9 @@
 ;; as an add-on beside the buffer's own server, both take lsp-mode's position encoding, and both
 ;; keep the document as lsp-mode sends it while the user types after non-ASCII text.
 ;; TestEmacsLspModeConfig also byte-compiles it against a stand-in that defines only names
-;; lsp-mode defines.
+;; lsp-mode defines.  TestLspModeDiagnostics (e2e/emacs_diagnostics_test.go): a Flymake backend's
+;; error and the other server's warning reach the agent's nes/suggest, their ranges converted,
+;; each once, and nothing with the option off.
 ;;
 ;; Copy this file into your configuration and `load' it after lsp-mode, or put its directory on
 ;; `load-path' and (require 'acp-lsp-bridge-lsp-mode).  See editors/emacs/README.md.
@@ -57,8 +59,27 @@
 ;;
 ;; The bridge's commands are sent to the bridge only, never to the other servers of the buffer
 ;; (lsp-mode would otherwise send workspace/executeCommand to every server that has commands).
-;; This file does not send the bridge's optional notifications (acp-lsp-bridge/didFocus,
-;; acp-lsp-bridge/diagnostics): the bridge then infers the focus from requests.
+;; This file does not send acp-lsp-bridge/didFocus: the bridge infers the focus from requests.
+;;
+;; Diagnostics.  In a buffer the bridge manages, this file tells the bridge (and only the
+;; bridge) which diagnostics the buffer shows, with acp-lsp-bridge/diagnostics: the file's whole
+;; list, which replaces the previous one.  They reach agents that ask for the diagnostics
+;; context (GitHub Copilot's does), nearest the cursor first.  The list has:
+;; - what the buffer's other language servers published (lsp-mode's diagnostics of the file,
+;;   positions as published: in the encoding lsp-mode negotiated for the buffer);
+;; - with `flymake-mode' on, what Flymake's other backends show, and with `flycheck-mode' on,
+;;   what Flycheck's other checkers show, positions converted by lsp-mode (lsp-mode's own Flymake
+;;   backend and `lsp' checker are left out: they show the servers' diagnostics again).
+;; Severities are LSP's: 1 error, 2 warning, 3 Flymake's notes and Flycheck's infos.  It is sent
+;; when lsp-mode's diagnostics change (`lsp-diagnostics-updated-hook', for every buffer the
+;; bridge manages: lsp-mode's own Flymake backend updates only the current buffer), after a
+;; Flycheck check (`flycheck-after-syntax-check-hook'), after a Flymake backend reports (Flymake
+;; has no hook for that: an :after advice on `flymake--handle-report', which every backend's
+;; report function calls), when Flymake or Flycheck is turned on or off, and once the bridge has
+;; opened the file; at most every `acp-lsp-bridge-lsp-diagnostics-delay' seconds (0.5), and only
+;; a list that differs from the one last sent.  Turn it off with
+;; (setq acp-lsp-bridge-lsp-send-diagnostics nil): then only code actions carry diagnostics
+;; (lsp-mode's, at point).
 
 ;;; Code:
 
@@ -86,6 +107,20 @@ bridge's built-in agent (`acp-lsp-bridge agent')."
   "More arguments for acp-lsp-bridge, before \"--\".
 For example (\"--log-file\" \"/tmp/acp-lsp-bridge.log\")."
   :type '(repeat string))
+
+(defcustom acp-lsp-bridge-lsp-send-diagnostics t
+  "Whether to tell the bridge which diagnostics the buffer shows.
+When non-nil, in the buffers the bridge manages, the diagnostics
+of the buffer's other language servers, and of Flymake's other
+backends and Flycheck's other checkers, go to the bridge
+\(acp-lsp-bridge/diagnostics) whenever they change, for agents
+that ask for them; nil: only code actions carry diagnostics."
+  :type 'boolean)
+
+(defcustom acp-lsp-bridge-lsp-diagnostics-delay 0.5
+  "Seconds to wait after the diagnostics change before sending them.
+Changes in the meantime go with the same notification."
+  :type 'number)
 
 (defcustom acp-lsp-bridge-lsp-modes '(prog-mode text-mode)
   "Major modes in which lsp-mode starts the bridge.
@@ -238,21 +273,218 @@ NES:sign-in, NES:failed; the mouse shows the bridge's message.
   :lighter (:eval (acp-lsp-bridge-lsp--lighter))
   :keymap acp-lsp-bridge-lsp-mode-map)
 
+(defvar-local acp-lsp-bridge-lsp--diagnostics-sent nil
+  "(WORKSPACE . DIAGNOSTICS): the list last sent for this buffer, and where.")
+
 (defun acp-lsp-bridge-lsp--opened ()
-  "After the bridge opened the buffer: keys, and ghost text."
+  "After the bridge opened the buffer: keys, ghost text, and diagnostics soon."
   (when (and lsp--cur-workspace
              (eq (lsp--client-server-id (lsp--workspace-client lsp--cur-workspace))
                  'acp-lsp-bridge))
     (acp-lsp-bridge-lsp-mode 1)
     (when (acp-lsp-bridge-lsp--ghost-text-p)
-      (lsp-inline-completion-mode 1))))
+      (lsp-inline-completion-mode 1))
+    ;; The bridge has no diagnostics of a file it has just opened.
+    (setq acp-lsp-bridge-lsp--diagnostics-sent nil)
+    (acp-lsp-bridge-lsp--diagnostics-changed)))
 
 (defun acp-lsp-bridge-lsp--closed ()
   "When lsp-mode leaves the buffer."
   (acp-lsp-bridge-lsp-mode -1))
 
+;;; Diagnostics: acp-lsp-bridge/diagnostics
+
+(declare-function lsp-notify "lsp-mode" (method params))
+(declare-function lsp--fix-path-casing "lsp-mode" (path))
+(declare-function lsp--point-to-position "lsp-mode" (point))
+(declare-function lsp--workspace-diagnostics "lsp-mode" (workspace))
+(declare-function lsp:diagnostic-range "lsp-protocol" (object))
+(declare-function lsp:diagnostic-message "lsp-protocol" (object))
+(declare-function lsp:diagnostic-severity? "lsp-protocol" (object))
+(declare-function lsp:range-start "lsp-protocol" (object))
+(declare-function lsp:range-end "lsp-protocol" (object))
+(declare-function lsp:position-line "lsp-protocol" (object))
+(declare-function lsp:position-character "lsp-protocol" (object))
+(declare-function flymake-diagnostics "flymake" (&optional beg end))
+(declare-function flymake-diagnostic-beg "flymake" (diag))
+(declare-function flymake-diagnostic-end "flymake" (diag))
+(declare-function flymake-diagnostic-type "flymake" (diag))
+(declare-function flymake-diagnostic-text "flymake" (diag))
+(declare-function flymake-diagnostic-backend "flymake" (diag))
+(declare-function flycheck-error-buffer "ext:flycheck" (err))
+(declare-function flycheck-error-checker "ext:flycheck" (err))
+(declare-function flycheck-error-level "ext:flycheck" (err))
+(declare-function flycheck-error-message "ext:flycheck" (err))
+(declare-function flycheck-error-region-for-mode "ext:flycheck" (err mode))
+(declare-function flycheck-error-level-compilation-level "ext:flycheck" (level))
+(defvar flymake-mode)
+(defvar flycheck-mode)
+(defvar flycheck-current-errors)
+(defvar flycheck-highlighting-mode)
+
+(defvar acp-lsp-bridge-lsp--diagnostics-pending nil
+  "The buffers whose diagnostics may have changed since they were last sent.
+t: every buffer the bridge manages.")
+
+(defvar acp-lsp-bridge-lsp--diagnostics-timer nil
+  "The timer that sends the pending buffers' diagnostics, while one waits.")
+
+(defun acp-lsp-bridge-lsp--bridge-workspace-p (workspace)
+  "Whether lsp-mode WORKSPACE is the bridge's."
+  (eq (lsp--client-server-id (lsp--workspace-client workspace)) 'acp-lsp-bridge))
+
+(defun acp-lsp-bridge-lsp--region-diagnostic (beg end severity message)
+  "A diagnostic from buffer positions BEG and END, as lsp-mode converts them.
+SEVERITY is the LSP severity, MESSAGE the text."
+  (list :range (list :start (lsp--point-to-position beg) :end (lsp--point-to-position end))
+        :severity severity
+        :message (substring-no-properties (or message ""))))
+
+(defun acp-lsp-bridge-lsp--flymake-severity (type)
+  "The LSP severity of Flymake diagnostic TYPE: 1 error, 2 warning, 3 note.
+Told by TYPE's `flymake-category'; a type without one is an
+error, as for Flymake."
+  (pcase (or (get type 'flymake-category) type)
+    ('flymake-warning 2)
+    ('flymake-note 3)
+    (_ 1)))
+
+(defun acp-lsp-bridge-lsp--diagnostics ()
+  "The diagnostics the current buffer shows, as LSP Diagnostics, sorted.
+Those of the buffer's servers other than the bridge, then those
+of Flymake's and Flycheck's other sources."
+  (let ((file (and buffer-file-name (lsp--fix-path-casing buffer-file-name)))
+        diags)
+    ;; The other servers': lsp-mode keeps them as published (in its position encoding).
+    (dolist (ws (lsp-workspaces))
+      (unless (acp-lsp-bridge-lsp--bridge-workspace-p ws)
+        (dolist (d (and file (gethash file (lsp--workspace-diagnostics ws))))
+          (let* ((range (lsp:diagnostic-range d))
+                 (start (lsp:range-start range))
+                 (end (lsp:range-end range)))
+            (push (list :range
+                        (list :start (list :line (lsp:position-line start)
+                                           :character (lsp:position-character start))
+                              :end (list :line (lsp:position-line end)
+                                         :character (lsp:position-character end)))
+                        :severity (or (lsp:diagnostic-severity? d) 1)
+                        :message (or (lsp:diagnostic-message d) ""))
+                  diags)))))
+    ;; Flymake's other backends (lsp-mode's shows the servers' diagnostics again).
+    (when (bound-and-true-p flymake-mode)
+      (dolist (d (flymake-diagnostics))
+        (let ((beg (flymake-diagnostic-beg d))
+              (end (flymake-diagnostic-end d)))
+          (when (and (integerp beg) (integerp end)
+                     (not (eq (flymake-diagnostic-backend d) 'lsp-diagnostics--flymake-backend)))
+            (push (acp-lsp-bridge-lsp--region-diagnostic
+                   beg end (acp-lsp-bridge-lsp--flymake-severity (flymake-diagnostic-type d))
+                   (flymake-diagnostic-text d))
+                  diags)))))
+    ;; Flycheck's other checkers (lsp-mode's is `lsp').
+    (when (and (bound-and-true-p flycheck-mode) (fboundp 'flycheck-error-region-for-mode))
+      (dolist (err flycheck-current-errors)
+        (unless (or (eq (flycheck-error-checker err) 'lsp)
+                    (not (eq (flycheck-error-buffer err) (current-buffer))))
+          (let ((region (ignore-errors
+                          (flycheck-error-region-for-mode
+                           err (or flycheck-highlighting-mode 'lines)))))
+            (when region
+              (push (acp-lsp-bridge-lsp--region-diagnostic
+                     (car region) (cdr region)
+                     (pcase (flycheck-error-level-compilation-level (flycheck-error-level err))
+                       (2 1) (1 2) (_ 3))
+                     (flycheck-error-message err))
+                    diags))))))
+    ;; Sorted, an unchanged list compares equal.
+    (sort diags #'acp-lsp-bridge-lsp--diagnostic<)))
+
+(defun acp-lsp-bridge-lsp--diagnostic< (a b)
+  "Whether diagnostic A comes before B: by range, then message."
+  (let ((ka (acp-lsp-bridge-lsp--diagnostic-key a))
+        (kb (acp-lsp-bridge-lsp--diagnostic-key b)))
+    (while (and ka (equal (car ka) (car kb)))
+      (setq ka (cdr ka) kb (cdr kb)))
+    (and ka (if (stringp (car ka)) (string< (car ka) (car kb)) (< (car ka) (car kb))))))
+
+(defun acp-lsp-bridge-lsp--diagnostic-key (d)
+  "What diagnostic D is sorted by: start line and character, end, message."
+  (let* ((range (plist-get d :range))
+         (start (plist-get range :start))
+         (end (plist-get range :end)))
+    (list (plist-get start :line) (plist-get start :character)
+          (plist-get end :line) (plist-get end :character)
+          (plist-get d :message))))
+
+(defun acp-lsp-bridge-lsp--send-diagnostics ()
+  "Send the current buffer's diagnostics to the bridge, unless it has them."
+  (when-let* (((and acp-lsp-bridge-lsp-send-diagnostics acp-lsp-bridge-lsp-mode))
+              (ws (cl-find-if #'acp-lsp-bridge-lsp--bridge-workspace-p (lsp-workspaces))))
+    (let ((diags (acp-lsp-bridge-lsp--diagnostics))
+          ;; What the bridge has: nothing, for a workspace that got none from this buffer.
+          (known (and (eq (car acp-lsp-bridge-lsp--diagnostics-sent) ws)
+                      (cdr acp-lsp-bridge-lsp--diagnostics-sent))))
+      (unless (equal diags known)
+        (with-lsp-workspace ws
+          (when (fboundp 'lsp--flush-delayed-changes)
+            ;; Pending changes first, so that positions refer to the text the bridge has.
+            (lsp--flush-delayed-changes))
+          (lsp-notify "acp-lsp-bridge/diagnostics"
+                      (list :textDocument (list :uri (lsp--buffer-uri))
+                            :diagnostics (vconcat diags))))
+        (setq acp-lsp-bridge-lsp--diagnostics-sent (cons ws diags))))))
+
+(defun acp-lsp-bridge-lsp--send-pending-diagnostics ()
+  "Send the diagnostics of the buffers whose diagnostics may have changed."
+  (setq acp-lsp-bridge-lsp--diagnostics-timer nil)
+  (let ((buffers (if (eq acp-lsp-bridge-lsp--diagnostics-pending t)
+                     (buffer-list)
+                   (reverse acp-lsp-bridge-lsp--diagnostics-pending))))
+    (setq acp-lsp-bridge-lsp--diagnostics-pending nil)
+    (dolist (buf buffers)
+      (when (and (buffer-live-p buf) (buffer-local-value 'acp-lsp-bridge-lsp-mode buf))
+        (with-current-buffer buf
+          (with-demoted-errors "acp-lsp-bridge: diagnostics: %S"
+            (acp-lsp-bridge-lsp--send-diagnostics)))))))
+
+(defun acp-lsp-bridge-lsp--diagnostics-changed (&optional all)
+  "Send the current buffer's diagnostics soon, when the bridge manages it.
+With ALL non-nil, those of every buffer it manages.  After
+`acp-lsp-bridge-lsp-diagnostics-delay' seconds, with the changes
+made meanwhile, so at most that often."
+  (when (and acp-lsp-bridge-lsp-send-diagnostics (or all acp-lsp-bridge-lsp-mode))
+    (cond (all (setq acp-lsp-bridge-lsp--diagnostics-pending t))
+          ((listp acp-lsp-bridge-lsp--diagnostics-pending)
+           (cl-pushnew (current-buffer) acp-lsp-bridge-lsp--diagnostics-pending)))
+    (unless acp-lsp-bridge-lsp--diagnostics-timer
+      (setq acp-lsp-bridge-lsp--diagnostics-timer
+            (run-at-time acp-lsp-bridge-lsp-diagnostics-delay nil
+                         #'acp-lsp-bridge-lsp--send-pending-diagnostics)))))
+
+(defun acp-lsp-bridge-lsp--lsp-diagnostics-updated ()
+  "For `lsp-diagnostics-updated-hook', which does not say which file changed."
+  (acp-lsp-bridge-lsp--diagnostics-changed t))
+
+(defun acp-lsp-bridge-lsp--buffer-diagnostics-changed (&rest _)
+  "For Flymake's reports and Flycheck's checks, run in the buffer concerned."
+  (acp-lsp-bridge-lsp--diagnostics-changed))
+
 (add-hook 'lsp-after-open-hook #'acp-lsp-bridge-lsp--opened)
 (add-hook 'lsp-unconfigure-hook #'acp-lsp-bridge-lsp--closed)
+(add-hook 'lsp-diagnostics-updated-hook #'acp-lsp-bridge-lsp--lsp-diagnostics-updated)
+(add-hook 'flycheck-after-syntax-check-hook #'acp-lsp-bridge-lsp--buffer-diagnostics-changed)
+(add-hook 'flycheck-mode-hook #'acp-lsp-bridge-lsp--buffer-diagnostics-changed)
+(add-hook 'flymake-mode-hook #'acp-lsp-bridge-lsp--buffer-diagnostics-changed)
+;; Flymake runs no hook when a backend reports: every backend's report function calls
+;; `flymake--handle-report' in the buffer reported on.
+(advice-add 'flymake--handle-report :after #'acp-lsp-bridge-lsp--buffer-diagnostics-changed)
+
+(defun acp-lsp-bridge-lsp-mode-unload-function ()
+  "Remove the advice on Flymake and the timer, for `unload-feature'."
+  (advice-remove 'flymake--handle-report #'acp-lsp-bridge-lsp--buffer-diagnostics-changed)
+  (when (timerp acp-lsp-bridge-lsp--diagnostics-timer)
+    (cancel-timer acp-lsp-bridge-lsp--diagnostics-timer))
+  nil)
 
 (lsp-register-client
  (make-lsp-client
