@@ -26,6 +26,9 @@ settings_section = "acp"
 #   agent = { command = "acp-lsp-bridge", args = ["agent", "--model-url", "http://127.0.0.1:11434", "--model", "qwen2.5-coder:7b"] }
 # Another ACP agent that offers Next Edit Suggestions:
 #   agent = { command = "my-nes-agent", args = ["--acp"], env = { MY_AGENT_KEY = "..." } }
+# GitHub Copilot's language server (npm install -g @github/copilot-language-server), which offers
+# GitHub's next edit suggestions; sign in first with `acp-lsp-bridge sign-in copilot` (README):
+#   agent = { command = "copilot-language-server", args = ["--acp"], env = { GITHUB_COPILOT_ACP_USE_CLI = "0" } }
 # A coding agent without NES (Codex, Claude, Gemini), asked through prompts: seconds and tokens
 # per suggestion, so only when you ask (README, "Using Claude, Codex or Gemini"):
 #   agent = { command = "codex-acp", env = { CODEX_API_KEY = "..." } }

@@ -11,7 +11,10 @@ local api = vim.api
 
 -- Every option, with its default. Keys set to false are not mapped.
 local defaults = {
-  agent = nil, -- the ACP agent and its arguments, e.g. { 'my-nes-agent', '--acp' }; nil: built-in
+  -- the ACP agent and its arguments, e.g. { 'my-nes-agent', '--acp' }; nil: built-in. A short
+  -- name instead of a list: 'copilot', GitHub Copilot's language server (acp-lsp-bridge --agent
+  -- copilot)
+  agent = nil,
   bridge = 'acp-lsp-bridge', -- the bridge on the PATH, or its path
   log_file = vim.fn.stdpath('log') .. '/acp-lsp-bridge.log', -- false: stderr (Neovim's LSP log)
   filetypes = nil, -- nil: every file type
@@ -60,6 +63,12 @@ local function fail(msg)
   error('acp_lsp_bridge.setup: ' .. msg, 0)
 end
 
+-- The agents the bridge knows by a short name: agent = NAME starts acp-lsp-bridge --agent NAME,
+-- and the bridge knows the command and its environment. Any other string is a command, as before.
+local short_agents = {
+  copilot = true, -- GitHub Copilot's language server: copilot-language-server --acp, started quickly
+}
+
 -- check refuses what would otherwise fail later and far from the cause: a misspelt option, a
 -- key name, an agent given as one string with spaces (the bridge never runs a shell).
 local function check(opts)
@@ -69,7 +78,8 @@ local function check(opts)
       fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, delay, suggest_timeout, prompt_timeout, automatic, display, keys, focus, diagnostics'):format(k))
     end
   end
-  if type(opts.agent) == 'string' then
+  -- A short name stays a string (build_cmd gives it to --agent); any other string is a command.
+  if type(opts.agent) == 'string' and not short_agents[opts.agent] then
     if opts.agent:find('%s') then
       local words = vim.split(opts.agent, '%s+', { trimempty = true })
       local quoted = vim.tbl_map(function(w) return ("'%s'"):format(w) end, words)
@@ -77,8 +87,8 @@ local function check(opts)
     end
     opts.agent = { opts.agent }
   end
-  if opts.agent ~= nil and (type(opts.agent) ~= 'table' or #opts.agent == 0) then
-    fail('agent must be a list: the command and its arguments, e.g. { "my-nes-agent", "--acp" }; leave it out for the built-in agent')
+  if opts.agent ~= nil and type(opts.agent) ~= 'string' and (type(opts.agent) ~= 'table' or #opts.agent == 0) then
+    fail('agent must be a list: the command and its arguments, e.g. { "my-nes-agent", "--acp" }, or "copilot" for GitHub Copilot; leave it out for the built-in agent')
   end
   if type(opts.bridge) ~= 'string' or opts.bridge == '' then
     fail('bridge must be the name or path of the acp-lsp-bridge executable')
@@ -129,7 +139,9 @@ local function build_cmd(opts)
   if opts.log_file then
     vim.list_extend(cmd, { '--log-file', opts.log_file })
   end
-  if opts.agent then
+  if type(opts.agent) == 'string' then
+    vim.list_extend(cmd, { '--agent', opts.agent }) -- a short name: the bridge knows its command
+  elseif opts.agent then
     table.insert(cmd, '--')
     vim.list_extend(cmd, vim.deepcopy(opts.agent))
   end
