@@ -172,6 +172,20 @@ func TestRealCopilotDoctor(t *testing.T) {
 				if enc := field(m, "agent.positionEncoding"); enc != "utf-16" {
 					t.Errorf("encoding %v, want utf-16", enc)
 				}
+				for path, want := range map[string]any{
+					"agent.nes.events.didOpen": true, "agent.nes.events.didChange": true, "agent.nes.events.syncKind": "incremental",
+					"agent.nes.events.didClose": true, "agent.nes.events.didFocus": true,
+				} {
+					if got := field(m, path); got != want {
+						t.Errorf("%s = %v, want %v", path, got, want)
+					}
+				}
+				if ms, _ := field(m, "agent.authMethods").([]any); len(ms) != 1 || field(ms[0].(map[string]any), "id") != "github_oauth" {
+					t.Errorf("authMethods %v, want the one github_oauth", ms)
+				}
+				if _, ok := field(m, "agent.nes.context.diagnostics").(map[string]any); !ok {
+					t.Errorf("agent.nes.context %v: Copilot asks for diagnostics", field(m, "agent.nes.context"))
+				}
 				for _, w := range []string{"GitHub Copilot is not signed in", "this is an SSH session", "acp-lsp-bridge sign-in copilot", "GH_COPILOT_TOKEN"} {
 					if !strings.Contains(reason, w) {
 						t.Errorf("the reason %q lacks %q", reason, w)
