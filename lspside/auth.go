@@ -72,6 +72,13 @@ func (s *Server) signInDialog(ctx context.Context, agent *acpside.Agent, name st
 			user, err := s.copilotCodeSignIn(ctx, agent, name)
 			if err == nil {
 				err = s.copilotSignedIn(ctx, agent)
+				if acpside.AuthRequired(err) {
+					// Signed in, but this agent process does not see it: a new one reads Copilot's
+					// store at its start.
+					s.log.Info().Str("agent", name).Msg("signed in with a code; the running agent did not see it: restarting it")
+					go func() { _ = s.restartCommand(context.WithoutCancel(ctx)) }()
+					return false, notice{protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signed in to %s as %s; starting it again to use the sign-in.", name, user)}
+				}
 			}
 			if err == nil {
 				return true, notice{protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signed in to %s as %s.", name, user)}
