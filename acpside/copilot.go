@@ -85,8 +85,8 @@ func (a *Agent) IsCopilot() bool {
 type CopilotSignIn struct {
 	// TokenVar is the token variable set (for the agent, or in the bridge's environment), if any.
 	TokenVar string
-	// Store is Copilot's folder for its saved sign-ins, and Saved whether anything is saved there
-	// (whether a saved sign-in is still good only Copilot can say).
+	// Store is Copilot's folder for its saved sign-ins, and Saved whether a sign-in file of
+	// Copilot's tools there holds a token (whether it is still good only Copilot can say).
 	Store string
 	Saved bool
 }
@@ -112,8 +112,11 @@ func FindCopilotSignIn(env map[string]string) CopilotSignIn {
 		}
 		return os.Getenv(k)
 	})
-	for _, f := range []string{"auth.db", "apps.json", "hosts.json"} {
-		if st, err := os.Stat(filepath.Join(s.Store, f)); err == nil && st.Size() > 0 {
+	// The sign-in files of Copilot's tools (copilot.vim, copilot.lua and the language server
+	// before its database). Its database, auth.db, is made at its first start, signed in or
+	// not: only Copilot can say whether it holds a sign-in.
+	for _, f := range []string{"apps.json", "hosts.json"} {
+		if b, err := os.ReadFile(filepath.Join(s.Store, f)); err == nil && strings.Contains(string(b), "token") {
 			s.Saved = true
 		}
 	}
@@ -238,7 +241,7 @@ func StartCopilotDeviceSignIn(ctx context.Context, c Command, client, version st
 		} `json:"command"`
 	}
 	if _, err := d.conn.Call(ctx, "signInInitiate", map[string]any{}, &r); err != nil {
-		return fail(fmt.Errorf("Copilot could not start a sign-in with a code: %s", rpcMessage(err)))
+		return fail(&CopilotSignInError{rpcMessage(err)})
 	}
 	switch r.Status {
 	case "AlreadySignedIn":
@@ -318,6 +321,13 @@ func copilotClientHandler(ctx context.Context, req *jsonrpc2.Request) (any, erro
 		return make([]any, len(p.Items)), nil
 	}
 	return nil, nil
+}
+
+// CopilotSignInError is Copilot's refusal to start a sign-in with a code, in its words.
+type CopilotSignInError struct{ Message string }
+
+func (e *CopilotSignInError) Error() string {
+	return "Copilot could not start a sign-in with a code: " + e.Message
 }
 
 func rpcMessage(err error) string {

@@ -95,7 +95,14 @@ func TestFindCopilotSignIn(t *testing.T) {
 	if err := os.MkdirAll(s.Store, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(s.Store, "apps.json"), []byte(`{"github.com:Iv1":{}}`), 0o600); err != nil {
+	// Copilot's database, made at its first start whether or not anyone signs in.
+	if err := os.WriteFile(filepath.Join(s.Store, "auth.db"), make([]byte, 8192), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s := FindCopilotSignIn(env); s.Saved {
+		t.Fatalf("an empty auth.db counted as a saved sign-in: %+v", s)
+	}
+	if err := os.WriteFile(filepath.Join(s.Store, "apps.json"), []byte(`{"github.com:Iv1":{"user":"me","oauth_token":"gho_x"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	env["GH_COPILOT_TOKEN"] = "a=b" // Copilot ignores it

@@ -58,8 +58,9 @@ func (s *Server) signInDialog(ctx context.Context, agent *acpside.Agent, name st
 	var choices []string
 	if copilot {
 		question = s.copilotQuestion(name)
-		later.text = fmt.Sprintf("acp-lsp-bridge: %s is not signed in, so it suggests nothing. To sign in without a browser on this machine: %s. Then run the command %s.",
-			name, copilotOtherWays(agent), CommandSignIn)
+		// The way first: an editor that shows one line (Helix's status line) cuts the rest.
+		later.text = fmt.Sprintf("acp-lsp-bridge: %s is not signed in: run `acp-lsp-bridge sign-in copilot` in a terminal (a code for any device), then %s. Other ways: %s.",
+			name, CommandSignIn, strings.TrimPrefix(copilotOtherWays(agent), "or "))
 		choices = append(choices, copilotCodeTitle)
 	}
 	choices = append(append(choices, titles...), notNow)
@@ -84,7 +85,12 @@ func (s *Server) signInDialog(ctx context.Context, agent *acpside.Agent, name st
 				return true, notice{protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: signed in to %s as %s.", name, user)}
 			}
 			s.log.Warn().Err(err).Msg("sign-in with a code failed")
-			question = fmt.Sprintf("acp-lsp-bridge: signing in to %s with a code failed (%s). Try again?", name, agentErrorText(err))
+			why := agentErrorText(err)
+			var refused *acpside.CopilotSignInError
+			if errors.As(err, &refused) {
+				why = refused.Message
+			}
+			question = fmt.Sprintf("acp-lsp-bridge: signing in to %s with a code failed (%s). Try again?", name, why)
 			continue
 		}
 		i := indexOf(titles, choice)

@@ -42,14 +42,13 @@ func copilotOtherWays(agent *acpside.Agent) string {
 		env = c.Env
 	}
 	found := acpside.FindCopilotSignIn(env)
-	ways := "run `acp-lsp-bridge sign-in copilot` in a terminal on this machine (it shows a code to enter on any device), " +
-		"sign in once with Copilot's own tools here (copilot.vim's or copilot.lua's :Copilot setup), or set GH_COPILOT_TOKEN for the agent " +
+	ways := "or sign in once with Copilot's own tools here (copilot.vim's or copilot.lua's :Copilot setup), or set GH_COPILOT_TOKEN for the agent " +
 		"(docs/real-agents.md, \"GitHub Copilot\")"
 	switch {
 	case found.TokenVar != "":
-		return fmt.Sprintf("%s is set, and Copilot did not accept it (expired, or no Copilot access); unset it, or %s", found.TokenVar, ways)
+		return fmt.Sprintf("%s is set, and Copilot did not accept it (expired, or no Copilot access); unset it, %s", found.TokenVar, ways)
 	case found.Saved:
-		return fmt.Sprintf("Copilot's store (%s) has no sign-in it accepts; %s", found.Store, ways)
+		return fmt.Sprintf("the sign-in saved in %s is not accepted (expired?); %s", found.Store, ways)
 	}
 	return ways
 }
