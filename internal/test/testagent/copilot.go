@@ -4,13 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"go.lsp.dev/jsonrpc2"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
@@ -26,9 +32,11 @@ import (
 //
 //   - initialize: agentInfo "GitHub Copilot" 1.539.0, utf-16, nes with didOpen, incremental
 //     didChange, didClose and didFocus, context {diagnostics: {}}, one auth method github_oauth.
-//   - Signed in when GH_COPILOT_TOKEN (without "=") or GITHUB_COPILOT_TOKEN is set, or once
-//     authenticate {methodId: "github_oauth"} succeeded, which needs a browser: here
-//     ACP_TEST_COPILOT_BROWSER=1 stands for one. Otherwise 1004 (CodeFlowFailed).
+//   - Signed in when GH_COPILOT_TOKEN (without "=") or GITHUB_COPILOT_TOKEN is set, when its store
+//     holds a sign-in (read at each check, so a sign-in the LSP mode saved counts at the next
+//     nes/start), or once authenticate {methodId: "github_oauth"} succeeded, which needs a
+//     browser: here ACP_TEST_COPILOT_BROWSER=1 stands for one. Otherwise 1004 (CodeFlowFailed).
+//     authenticate succeeds at once, without a browser, when already signed in.
 //   - nes/start: -32000 "Authentication required" (no data) when not signed in; one session per
 //     connection (-32602). nes/close of the active session closes every document; of none, {}.
 //   - document/*: only for the active session; a duplicate didOpen, a didChange that is stale
@@ -49,6 +57,9 @@ import (
 // notification handlers at once, to the end), a request sees every notification sent before it.
 // The Go SDK runs requests at once and queues notifications, so the tap counts them (copilotTap)
 // and each request waits until that many are handled.
+//
+// The same program has an LSP mode (`copilot-language-server --stdio`, here ServeLSP), where it
+// offers GitHub's device flow; see "The stand-in's LSP mode" below.
 
 // copilotVersion is the version of the real server the stand-in follows.
 const copilotVersion = "1.539.0"
@@ -77,6 +88,7 @@ type copilotState struct {
 	// each request read (by its method and params' text) how many notifications came before it.
 	notesRead, notesDone int
 	before               map[string][]int
+	lsp                  copilotLSPState // the LSP mode's
 }
 
 type copilotSession struct {
@@ -159,12 +171,17 @@ func (a *Agent) warn(format string, args ...any) {
 }
 
 // copilotSignedIn: a token in the environment (GH_COPILOT_TOKEN only without "=", as the real
-// server reads it), or a successful authenticate. a.mu is held.
+// server reads it), a successful authenticate, or a sign-in saved in the store (read each time,
+// as the real server does at each nes/start). a.mu is held.
 func (a *Agent) copilotSignedIn() bool {
 	if t := a.getenv("GH_COPILOT_TOKEN"); t != "" && !strings.Contains(t, "=") {
 		return true
 	}
-	return a.getenv("GITHUB_COPILOT_TOKEN") != "" || a.cop.authed
+	if a.getenv("GITHUB_COPILOT_TOKEN") != "" || a.cop.authed {
+		return true
+	}
+	_, saved := a.copilotStoredUser()
+	return saved
 }
 
 func newSessionID() string {
@@ -492,4 +509,345 @@ func (a *Agent) copilotSuggest(ctx context.Context, params json.RawMessage) (any
 		}
 	}
 	return res, nil
+}
+
+// The stand-in's LSP mode: what `copilot-language-server --stdio` 1.539.0 does for a sign-in with
+// a code (GitHub's device flow), read from its dist/main.js (handleSignInInitiateChecked, the
+// FinishDeviceFlowCommand) and from its answers here, offline. It speaks LSP (Content-Length
+// frames) and answers:
+//
+//   - initialize with the real server's capabilities and serverInfo; initialized (then a
+//     window/logMessage, as the real server says it is initialized), shutdown (null), exit (the
+//     process ends: status 0 after shutdown, 1 without).
+//   - signInInitiate {}: {status: "AlreadySignedIn", user} when the store holds a sign-in;
+//     without ACP_TEST_COPILOT_CODE_ENTERED, error 1001 (DeviceFlowFailed), the real server's
+//     message offline (GitHub not reached); otherwise {status: "PromptUserDeviceFlow", userCode
+//     "WXYZ-1234", verificationUri, expiresIn 900, interval 5, command finishDeviceFlow}.
+//   - workspace/executeCommand github.copilot.finishDeviceFlow: with no sign-in pending, -32600
+//     "No pending sign in"; otherwise it first asks the client to open the address
+//     (window/showDocument {uri, external: true}; the answer is logged as
+//     test/showDocumentAnswer, and whatever it is the flow goes on, as in the real server), then
+//     waits until the file ACP_TEST_COPILOT_CODE_ENTERED names exists (the test's stand-in for the
+//     user entering the code on another device; the real server polls GitHub), saves the sign-in
+//     in the store and answers {status: "OK", user: "octocat"}. Past expiresIn it fails (1001).
+//     $/cancelRequest ends the wait (-32800).
+//
+// Every message received is logged (Config.Log) as in the ACP mode: method and params.
+
+const (
+	// CopilotUserCode is the code the stand-in's device flow shows, and CopilotUser the account
+	// it signs in.
+	CopilotUserCode = "WXYZ-1234"
+	CopilotUser     = "octocat"
+	// CopilotCodeEnteredEnv names the file whose existence means the user entered the code.
+	CopilotCodeEnteredEnv = "ACP_TEST_COPILOT_CODE_ENTERED"
+
+	copilotDeviceURI        = "https://github.com/login/device"
+	copilotFinishDeviceFlow = "github.copilot.finishDeviceFlow"
+	copilotDeviceExpiresIn  = 900 // seconds
+	copilotDeviceInterval   = 5   // seconds
+	// copilotDeviceFlowFailed is the real server's code for a failed device flow
+	// (DeviceFlowFailed), and copilotOffline its message when GitHub cannot be reached.
+	copilotDeviceFlowFailed = 1001
+	copilotOffline          = "Could not log in with device flow on https://github.com/: getaddrinfo ENOTFOUND github.com"
+	// copilotAppKey is the key of a sign-in in the store's apps.json: the host and the OAuth
+	// app's client id.
+	copilotAppKey = "github.com:Iv1.b507a08c87ecfe98"
+	// copilotRequestCancelled is LSP's code for a cancelled request.
+	copilotRequestCancelled jsonrpc2.Code = -32800
+	// copilotPoll is how often the wait for the code looks for the file.
+	copilotPoll = 50 * time.Millisecond
+)
+
+// copilotLSPState is the LSP mode's state (in copilotState; Agent.mu guards it).
+type copilotLSPState struct {
+	initialized, shutdown bool
+	pending               bool // a device flow was started (signInInitiate) and not finished
+}
+
+// copilotStoreDir is the real server's folder of saved sign-ins: under XDG_CONFIG_HOME when it is
+// absolute, else %USERPROFILE%\AppData\Local on Windows and $HOME/.config elsewhere; "" when
+// neither is set (a test's environment: never the machine's own store).
+func (a *Agent) copilotStoreDir() string {
+	if x := a.getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "github-copilot")
+	}
+	if runtime.GOOS == "windows" {
+		if h := a.getenv("USERPROFILE"); h != "" {
+			return filepath.Join(h, "AppData", "Local", "github-copilot")
+		}
+		return ""
+	}
+	if h := a.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "github-copilot")
+	}
+	return ""
+}
+
+// copilotStoredUser is the account of a sign-in saved in the store: an entry of apps.json (or of
+// hosts.json, as older versions wrote it) with an oauth_token, the OAuth app's own first.
+func (a *Agent) copilotStoredUser() (string, bool) {
+	dir := a.copilotStoreDir()
+	if dir == "" {
+		return "", false
+	}
+	for _, f := range []string{"apps.json", "hosts.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			continue
+		}
+		var entries map[string]struct {
+			User       string `json:"user"`
+			OAuthToken string `json:"oauth_token"`
+		}
+		if json.Unmarshal(b, &entries) != nil {
+			continue
+		}
+		if e, ok := entries[copilotAppKey]; ok && e.OAuthToken != "" {
+			return e.User, true
+		}
+		keys := make([]string, 0, len(entries))
+		for k := range entries {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if e := entries[k]; e.OAuthToken != "" {
+				return e.User, true
+			}
+		}
+	}
+	return "", false
+}
+
+// copilotSave saves the device flow's sign-in in the store, as the real server does once GitHub
+// gave it a token.
+func (a *Agent) copilotSave() error {
+	dir := a.copilotStoreDir()
+	if dir == "" {
+		return errors.New("no store: neither XDG_CONFIG_HOME (absolute) nor HOME is set")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(map[string]any{copilotAppKey: map[string]any{
+		"user": CopilotUser, "oauth_token": "gho_test", "githubAppId": "Iv1.b507a08c87ecfe98",
+	}})
+	tmp := filepath.Join(dir, "apps.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, "apps.json")) // whole, for the ACP mode reading it
+}
+
+// lspStream is the LSP mode's stdio as one stream.
+type lspStream struct {
+	io.Reader
+	io.Writer
+}
+
+func (s lspStream) Close() error {
+	var err error
+	if c, ok := s.Writer.(io.Closer); ok {
+		err = c.Close()
+	}
+	if c, ok := s.Reader.(io.Closer); ok {
+		_ = c.Close()
+	}
+	return err
+}
+
+// ServeLSP speaks the stand-in's LSP mode (copilot-language-server --stdio) on r (what the client
+// writes) and w until exit or the end of r, and returns the status the process exits with: 0
+// after shutdown and exit, or when r ended; 1 for an exit without shutdown (as LSP asks).
+//
+// The handlers use the mode's own context, never the request's: the connection pools its request
+// contexts, and a context derived from one (or a wait on it) could outlive the request.
+func (a *Agent) ServeLSP(r io.Reader, w io.Writer) int {
+	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(lspStream{r, w}))
+	base, end := context.WithCancel(context.Background()) // ends when the mode does
+	exited := make(chan struct{})
+	var exitOnce sync.Once
+	var mu sync.Mutex
+	waiting := map[string]context.CancelFunc{} // the requests that wait, by id (%q), for $/cancelRequest
+	conn.Go(base, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		// Logged in wire order, as it is read.
+		a.record(req.Method(), json.RawMessage(req.Params()))
+		switch req.Method() {
+		case "exit":
+			exitOnce.Do(func() { close(exited) })
+			return nil, nil
+		case "$/cancelRequest":
+			var p struct {
+				ID any `json:"id"`
+			}
+			_ = json.Unmarshal(req.Params(), &p)
+			var id jsonrpc2.ID
+			switch v := p.ID.(type) {
+			case float64:
+				id = jsonrpc2.NewNumberID(int64(v))
+			case string:
+				id = jsonrpc2.NewStringID(v)
+			}
+			mu.Lock()
+			if cancel := waiting[fmt.Sprintf("%q", id)]; cancel != nil {
+				cancel()
+			}
+			mu.Unlock()
+			return nil, nil
+		}
+		rctx := base
+		if req.IsCall() {
+			key := fmt.Sprintf("%q", req.ID())
+			var cancel context.CancelFunc
+			rctx, cancel = context.WithCancel(base)
+			mu.Lock()
+			waiting[key] = cancel
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				delete(waiting, key)
+				mu.Unlock()
+				cancel()
+			}()
+		}
+		res, err := a.copilotLSP(ctx, rctx, conn, req)
+		if !req.IsCall() {
+			return nil, nil // a notification's error would end the connection
+		}
+		return res, err
+	})
+	select {
+	case <-conn.Done():
+	case <-exited:
+	}
+	end()
+	_ = conn.Close()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	select {
+	case <-exited:
+		if !a.cop.lsp.shutdown {
+			return 1
+		}
+	default:
+	}
+	return 0
+}
+
+// copilotLSP answers one LSP message (exit and $/cancelRequest aside). reqCtx is the
+// connection's, for Async only; ctx ends when the request is cancelled or the mode ends.
+func (a *Agent) copilotLSP(reqCtx, ctx context.Context, conn jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	method := req.Method()
+	a.mu.Lock()
+	st := a.cop.lsp
+	a.mu.Unlock()
+	if req.IsCall() && method != "initialize" && !st.initialized {
+		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "Server not initialized")
+	}
+	if req.IsCall() && st.shutdown {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "Server is shutting down")
+	}
+	switch method {
+	case "initialize":
+		a.mu.Lock()
+		a.cop.lsp.initialized = true
+		a.mu.Unlock()
+		// As the real server answers it (but nodeVersion).
+		return map[string]any{
+			"capabilities": map[string]any{
+				"textDocumentSync":     map[string]any{"openClose": true, "change": 2},
+				"notebookDocumentSync": map[string]any{"notebookSelector": []any{map[string]any{"notebook": "*"}}},
+				"workspace":            map[string]any{"workspaceFolders": map[string]any{"supported": false, "changeNotifications": false}},
+				"executeCommandProvider": map[string]any{"commands": []string{
+					copilotFinishDeviceFlow, "github.copilot.didAcceptCompletionItem", "github.copilot.didAcceptNextEditSuggestionItem",
+					"github.copilot.didRejectNextEditSuggestionItem", "github.copilot.didIgnoreNextEditSuggestionItem", "github.copilot.didAcceptPanelCompletionItem",
+				}},
+				"inlineCompletionProvider": map[string]any{},
+			},
+			"serverInfo": map[string]any{"name": "GitHub Copilot Language Server", "version": copilotVersion},
+		}, nil
+	case "initialized":
+		_ = conn.Notify(ctx, "window/logMessage", map[string]any{"type": 3, "message": "[lsp] GitHub Copilot Language Server " + copilotVersion + " initialized"})
+		return nil, nil
+	case "shutdown":
+		a.mu.Lock()
+		a.cop.lsp.shutdown = true
+		a.mu.Unlock()
+		return nil, nil
+	case "signInInitiate":
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if user, ok := a.copilotStoredUser(); ok {
+			return map[string]any{"status": "AlreadySignedIn", "user": user}, nil
+		}
+		if a.getenv(CopilotCodeEnteredEnv) == "" {
+			return nil, jsonrpc2.NewError(copilotDeviceFlowFailed, copilotOffline)
+		}
+		a.cop.lsp.pending = true
+		return map[string]any{
+			"status": "PromptUserDeviceFlow", "userCode": CopilotUserCode, "verificationUri": copilotDeviceURI,
+			"expiresIn": copilotDeviceExpiresIn, "interval": copilotDeviceInterval,
+			"command": map[string]any{"command": copilotFinishDeviceFlow, "title": "Sign in with GitHub", "arguments": []any{}},
+		}, nil
+	case "workspace/executeCommand":
+		var p struct {
+			Command string `json:"command"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		if p.Command != copilotFinishDeviceFlow {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "Unknown command: %s", p.Command)
+		}
+		jsonrpc2.Async(reqCtx) // it asks the client, and waits: the connection reads on meanwhile
+		return a.copilotFinishDeviceFlow(ctx, conn)
+	}
+	if req.IsCall() {
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "Unhandled method %s", method)
+	}
+	return nil, nil
+}
+
+// copilotFinishDeviceFlow runs finishDeviceFlow: the address shown to the client, then the wait
+// for the code, then the sign-in saved.
+func (a *Agent) copilotFinishDeviceFlow(ctx context.Context, conn jsonrpc2.Conn) (any, error) {
+	a.mu.Lock()
+	pending := a.cop.lsp.pending
+	a.mu.Unlock()
+	if !pending {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "No pending sign in")
+	}
+	defer func() {
+		a.mu.Lock()
+		a.cop.lsp.pending = false
+		a.mu.Unlock()
+	}()
+	var answer json.RawMessage
+	if _, err := conn.Call(ctx, "window/showDocument", map[string]any{"uri": copilotDeviceURI, "external": true}, &answer); err != nil {
+		answer, _ = json.Marshal(map[string]any{"error": err.Error()})
+		a.warn("Failed to open %s", copilotDeviceURI)
+	}
+	a.record("test/showDocumentAnswer", answer)
+	file := a.getenv(CopilotCodeEnteredEnv)
+	expired := time.NewTimer(copilotDeviceExpiresIn * time.Second)
+	defer expired.Stop()
+	tick := time.NewTicker(copilotPoll)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(file); err == nil {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-expired.C:
+			return nil, jsonrpc2.NewError(copilotDeviceFlowFailed, "Error: the device code expired")
+		case <-ctx.Done():
+			return nil, jsonrpc2.NewError(copilotRequestCancelled, "Request cancelled")
+		}
+	}
+	if err := a.copilotSave(); err != nil {
+		return nil, jsonrpc2.Errorf(copilotDeviceFlowFailed, "Error: %v", err)
+	}
+	return map[string]any{"status": "OK", "user": CopilotUser}, nil
 }

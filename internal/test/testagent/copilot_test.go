@@ -2,13 +2,21 @@ package testagent
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"go.lsp.dev/jsonrpc2"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/testutil"
 )
@@ -485,5 +493,326 @@ func TestCopilotRejectCounts(t *testing.T) {
 	}
 	if n := len(c.logged("nes/reject")); n != 6 {
 		t.Errorf("%d nes/reject logged, want 6", n)
+	}
+}
+
+// copilotLSPClient speaks LSP to the stand-in's LSP mode (ServeLSP) over pipes, answering
+// window/showDocument with {success: false}, as the bridge does.
+type copilotLSPClient struct {
+	t      *testing.T
+	a      *Agent
+	conn   jsonrpc2.Conn
+	in     io.WriteCloser
+	log    *testutil.SyncBuffer
+	stderr *testutil.SyncBuffer
+	code   chan int // ServeLSP's status once it returned
+	shown  chan map[string]any
+}
+
+func startCopilotLSP(t *testing.T, env map[string]string) *copilotLSPClient {
+	t.Helper()
+	c := &copilotLSPClient{t: t, log: &testutil.SyncBuffer{}, stderr: &testutil.SyncBuffer{}, code: make(chan int, 1), shown: make(chan map[string]any, 4)}
+	c.a = New(Config{Copilot: true, Getenv: func(k string) string { return env[k] }, Log: c.log, Stderr: c.stderr})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c.in = inW
+	go func() {
+		c.code <- c.a.ServeLSP(inR, outW)
+		_ = outW.Close()
+	}()
+	c.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(lspStream{outR, inW}))
+	c.conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.Method() == "window/showDocument" {
+			var p map[string]any
+			_ = json.Unmarshal(req.Params(), &p)
+			c.shown <- p
+			return map[string]any{"success": false}, nil
+		}
+		return nil, nil
+	})
+	t.Cleanup(func() {
+		_ = c.conn.Close()
+		select {
+		case <-c.code:
+		case <-time.After(5 * time.Second):
+			t.Errorf("ServeLSP did not return once its input ended")
+		}
+	})
+	return c
+}
+
+// call sends a request and waits (at most 10 s) for its result, or its error.
+func (c *copilotLSPClient) call(method string, params any) (map[string]any, *jsonrpc2.Error) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var res map[string]any
+	_, err := c.conn.Call(ctx, method, params, &res)
+	if err == nil {
+		return res, nil
+	}
+	var e *jsonrpc2.Error
+	if !errors.As(err, &e) {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+	return nil, e
+}
+
+func (c *copilotLSPClient) initialize() {
+	c.t.Helper()
+	info := map[string]any{"name": "acp-lsp-bridge", "version": "test"}
+	res, err := c.call("initialize", map[string]any{"processId": 1, "capabilities": map[string]any{}, "clientInfo": info,
+		"initializationOptions": map[string]any{"editorInfo": info, "editorPluginInfo": info}})
+	if err != nil {
+		c.t.Fatalf("initialize: %v", err)
+	}
+	if si, _ := res["serverInfo"].(map[string]any); si["name"] != "GitHub Copilot Language Server" || si["version"] != copilotVersion {
+		c.t.Errorf("initialize's serverInfo %v", res["serverInfo"])
+	}
+	caps, _ := res["capabilities"].(map[string]any)
+	ec, _ := caps["executeCommandProvider"].(map[string]any)
+	if cmds, _ := ec["commands"].([]any); len(cmds) == 0 || cmds[0] != "github.copilot.finishDeviceFlow" {
+		c.t.Errorf("executeCommandProvider %v, want github.copilot.finishDeviceFlow first", ec)
+	}
+	if err := c.conn.Notify(context.Background(), "initialized", map[string]any{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// exit sends exit and returns the status ServeLSP returned.
+func (c *copilotLSPClient) exit() int {
+	c.t.Helper()
+	if err := c.conn.Notify(context.Background(), "exit", nil); err != nil {
+		c.t.Fatal(err)
+	}
+	select {
+	case code := <-c.code:
+		c.code <- code
+		return code
+	case <-time.After(5 * time.Second):
+		c.t.Fatal("ServeLSP did not return after exit")
+	}
+	return -1
+}
+
+// logged lists the methods of the log's records.
+func loggedMethods(log *testutil.SyncBuffer) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m.Method)
+		}
+	}
+	return out
+}
+
+// TestCopilotLSPDeviceFlow: the LSP mode's device flow. signInInitiate gives the code;
+// finishDeviceFlow first asks the client to open the address (window/showDocument, external),
+// then waits until the code is entered (the file exists), saves the sign-in in the store and
+// answers OK with the account. signInInitiate then answers AlreadySignedIn; shutdown and exit end
+// it with status 0; every message was logged. The ACP mode, in the same environment, is then
+// signed in: nes/start succeeds, and authenticate does without a browser.
+func TestCopilotLSPDeviceFlow(t *testing.T) {
+	home := t.TempDir()
+	entered := filepath.Join(t.TempDir(), "entered")
+	env := map[string]string{"HOME": home, CopilotCodeEnteredEnv: entered}
+	c := startCopilotLSP(t, env)
+	c.initialize()
+	res, rerr := c.call("signInInitiate", map[string]any{})
+	if rerr != nil {
+		t.Fatalf("signInInitiate: %v", rerr)
+	}
+	got, _ := json.Marshal(res)
+	if want := `{"command":{"arguments":[],"command":"github.copilot.finishDeviceFlow","title":"Sign in with GitHub"},"expiresIn":900,"interval":5,"status":"PromptUserDeviceFlow","userCode":"WXYZ-1234","verificationUri":"https://github.com/login/device"}`; string(got) != want {
+		t.Errorf("signInInitiate answered\n%s\nwant\n%s", got, want)
+	}
+	type answer struct {
+		res  map[string]any
+		rerr *jsonrpc2.Error
+	}
+	finished := make(chan answer, 1)
+	go func() {
+		var res map[string]any
+		_, err := c.conn.Call(context.Background(), "workspace/executeCommand", map[string]any{"command": "github.copilot.finishDeviceFlow", "arguments": []any{}}, &res)
+		var e *jsonrpc2.Error
+		if err != nil && !errors.As(err, &e) {
+			e = jsonrpc2.NewError(0, err.Error())
+		}
+		finished <- answer{res, e}
+	}()
+	select {
+	case p := <-c.shown:
+		if p["uri"] != "https://github.com/login/device" || p["external"] != true {
+			t.Errorf("window/showDocument %v, want the address, external", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("finishDeviceFlow did not ask the client to open the address")
+	}
+	// Not entered yet: it waits, and the connection still answers meanwhile.
+	select {
+	case a := <-finished:
+		t.Fatalf("finishDeviceFlow answered %v %v before the code was entered", a.res, a.rerr)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, rerr := c.call("unknown/request", map[string]any{}); rerr == nil || rerr.Code != jsonrpc2.MethodNotFound {
+		t.Errorf("an unknown request while finishDeviceFlow waits: %v, want method not found", rerr)
+	}
+	if _, ok := c.a.copilotStoredUser(); ok {
+		t.Fatal("the store holds a sign-in before the code was entered")
+	}
+	if err := os.WriteFile(entered, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-finished:
+		if a.rerr != nil || a.res["status"] != "OK" || a.res["user"] != "octocat" {
+			t.Errorf("finishDeviceFlow answered %v %v, want status OK, user octocat", a.res, a.rerr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("finishDeviceFlow did not answer once the code was entered")
+	}
+	b, err := os.ReadFile(filepath.Join(home, ".config", "github-copilot", "apps.json"))
+	if err != nil || !strings.Contains(string(b), `"github.com:Iv1.b507a08c87ecfe98":{`) || !strings.Contains(string(b), `"oauth_token":"gho_test"`) {
+		t.Errorf("the store's apps.json: %s %v", b, err)
+	}
+	if _, rerr := c.call("workspace/executeCommand", map[string]any{"command": "github.copilot.finishDeviceFlow", "arguments": []any{}}); rerr == nil || rerr.Code != -32600 || rerr.Message != "No pending sign in" {
+		t.Errorf("finishDeviceFlow again: %v, want -32600 No pending sign in", rerr)
+	}
+	res, rerr = c.call("signInInitiate", map[string]any{})
+	if rerr != nil || res["status"] != "AlreadySignedIn" || res["user"] != "octocat" {
+		t.Errorf("signInInitiate once signed in: %v %v, want AlreadySignedIn octocat", res, rerr)
+	}
+	if _, rerr := c.call("shutdown", nil); rerr != nil {
+		t.Errorf("shutdown: %v", rerr)
+	}
+	if code := c.exit(); code != 0 {
+		t.Errorf("exit after shutdown: status %d, want 0", code)
+	}
+	want := []string{"initialize", "initialized", "signInInitiate", "workspace/executeCommand", "unknown/request", "test/showDocumentAnswer", "workspace/executeCommand", "signInInitiate", "shutdown", "exit"}
+	methods := loggedMethods(c.log)
+	// The answer to showDocument may be logged before or after the unknown request.
+	if slices.Sort(methods); !slices.Equal(methods, slices.Sorted(slices.Values(want))) {
+		t.Errorf("logged %v, want %v in any order", loggedMethods(c.log), want)
+	}
+	for _, line := range strings.Split(c.log.String(), "\n") {
+		if strings.Contains(line, `"test/showDocumentAnswer"`) && !strings.Contains(line, `"params":{"success":false}`) {
+			t.Errorf("the answer to window/showDocument logged as %s", line)
+		}
+		if strings.Contains(line, `"method":"initialize"`) && !strings.Contains(line, `"editorPluginInfo"`) {
+			t.Errorf("initialize logged without its params: %s", line)
+		}
+	}
+
+	// The ACP mode reads the store: signed in.
+	acp := startCopilot(t, Config{}, map[string]string{"HOME": home})
+	if _, rerr := acp.call("authenticate", map[string]any{"methodId": "github_oauth"}); rerr != nil {
+		t.Errorf("authenticate with a sign-in in the store: %v, want {} without a browser", rerr)
+	}
+	if res, rerr := acp.call("nes/start", map[string]any{}); rerr != nil || res["sessionId"] == nil {
+		t.Errorf("nes/start with a sign-in in the store: %v %v", res, rerr)
+	}
+}
+
+// TestCopilotLSPOffline: without ACP_TEST_COPILOT_CODE_ENTERED the LSP mode is the real server
+// offline: signInInitiate fails with 1001 and its message, finishDeviceFlow has no sign-in
+// pending; a request before initialize is refused; exit without shutdown ends with status 1.
+func TestCopilotLSPOffline(t *testing.T) {
+	c := startCopilotLSP(t, map[string]string{"HOME": t.TempDir()})
+	if _, rerr := c.call("signInInitiate", map[string]any{}); rerr == nil || rerr.Code != -32002 {
+		t.Errorf("signInInitiate before initialize: %v, want -32002", rerr)
+	}
+	c.initialize()
+	_, rerr := c.call("signInInitiate", map[string]any{})
+	if rerr == nil || rerr.Code != 1001 || rerr.Message != "Could not log in with device flow on https://github.com/: getaddrinfo ENOTFOUND github.com" {
+		t.Errorf("signInInitiate offline: %v, want the real server's 1001", rerr)
+	}
+	_, rerr = c.call("workspace/executeCommand", map[string]any{"command": "github.copilot.finishDeviceFlow", "arguments": []any{}})
+	if rerr == nil || rerr.Code != -32600 || rerr.Message != "No pending sign in" {
+		t.Errorf("finishDeviceFlow with nothing pending: %v", rerr)
+	}
+	if code := c.exit(); code != 1 {
+		t.Errorf("exit without shutdown: status %d, want 1", code)
+	}
+}
+
+// TestCopilotStore: where the stand-in keeps its sign-ins, as the real server does: under
+// XDG_CONFIG_HOME only when it is absolute; none without HOME (never the machine's own); a file
+// of entries without a token is no sign-in.
+func TestCopilotStore(t *testing.T) {
+	home := t.TempDir()
+	xdg := filepath.Join(t.TempDir(), "config")
+	dir := func(env map[string]string) string {
+		return New(Config{Copilot: true, Getenv: func(k string) string { return env[k] }}).copilotStoreDir()
+	}
+	if runtime.GOOS != "windows" {
+		if got := dir(map[string]string{"HOME": home, "XDG_CONFIG_HOME": "relative"}); got != filepath.Join(home, ".config", "github-copilot") {
+			t.Errorf("with a relative XDG_CONFIG_HOME: %s", got)
+		}
+	}
+	if got := dir(map[string]string{"HOME": home, "XDG_CONFIG_HOME": xdg}); got != filepath.Join(xdg, "github-copilot") {
+		t.Errorf("with XDG_CONFIG_HOME: %s", got)
+	}
+	if got := dir(map[string]string{}); got != "" {
+		t.Errorf("without HOME: %q, want none", got)
+	}
+	a := New(Config{Copilot: true, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }})
+	store := filepath.Join(home, ".config", "github-copilot")
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store, "apps.json"), []byte(`{"github.com:x":{"user":"someone"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := a.copilotStoredUser(); ok {
+		t.Errorf("an entry without oauth_token counts as a sign-in (%s)", u)
+	}
+	if err := os.WriteFile(filepath.Join(store, "hosts.json"), []byte(`{"github.com":{"user":"hubot","oauth_token":"gho_x"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := a.copilotStoredUser(); !ok || u != "hubot" {
+		t.Errorf("hosts.json's sign-in: %q %v, want hubot", u, ok)
+	}
+}
+
+// TestCopilotLSPCancel: $/cancelRequest ends finishDeviceFlow's wait with -32800; nothing is
+// saved, and the sign-in is no longer pending.
+func TestCopilotLSPCancel(t *testing.T) {
+	home := t.TempDir()
+	c := startCopilotLSP(t, map[string]string{"HOME": home, CopilotCodeEnteredEnv: filepath.Join(t.TempDir(), "entered")})
+	// The client numbers its requests from 1: initialize, signInInitiate, then finishDeviceFlow.
+	c.initialize()
+	if _, rerr := c.call("signInInitiate", map[string]any{}); rerr != nil {
+		t.Fatal(rerr)
+	}
+	finished := make(chan error, 1)
+	go func() {
+		_, err := c.conn.Call(context.Background(), "workspace/executeCommand", map[string]any{"command": "github.copilot.finishDeviceFlow", "arguments": []any{}}, nil)
+		finished <- err
+	}()
+	select {
+	case <-c.shown:
+	case <-time.After(5 * time.Second):
+		t.Fatal("finishDeviceFlow did not start")
+	}
+	if err := c.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": 3}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-finished:
+		var e *jsonrpc2.Error
+		if !errors.As(err, &e) || e.Code != -32800 {
+			t.Errorf("finishDeviceFlow cancelled: %v, want -32800", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("finishDeviceFlow still waits after $/cancelRequest")
+	}
+	if _, ok := c.a.copilotStoredUser(); ok {
+		t.Error("a cancelled device flow saved a sign-in")
+	}
+	if _, rerr := c.call("workspace/executeCommand", map[string]any{"command": "github.copilot.finishDeviceFlow", "arguments": []any{}}); rerr == nil || rerr.Message != "No pending sign in" {
+		t.Errorf("finishDeviceFlow after the cancelled one: %v, want No pending sign in", rerr)
 	}
 }

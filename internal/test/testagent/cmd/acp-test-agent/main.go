@@ -43,7 +43,9 @@ func main() {
 	answer := flag.String("answer", "", "answer every nes/suggest with the suggestions in this JSON `file` (an array; each id gets \"-n\" appended), whatever URIs they name")
 	readPath := flag.String("read", "", "once nes/start is answered, read this `path` with fs/read_text_file --read-count times, logging each answer as test/read, then test/readsDone")
 	readCount := flag.Int("read-count", 1, "how many times --read reads")
-	copilot := flag.Bool("copilot", false, "behave as GitHub Copilot's language server 1.539.0 in --acp mode (package testagent, copilot.go): its initialize, one auth method github_oauth, signed in by $GH_COPILOT_TOKEN (without '=') or $GITHUB_COPILOT_TOKEN, or by authenticate when $ACP_TEST_COPILOT_BROWSER=1; one NES session, its document rules and errors; suggestions from --rules")
+	copilot := flag.Bool("copilot", false, "behave as GitHub Copilot's language server 1.539.0 in --acp mode (package testagent, copilot.go): its initialize, one auth method github_oauth, signed in by $GH_COPILOT_TOKEN (without '=') or $GITHUB_COPILOT_TOKEN, by a sign-in saved in Copilot's store (see --stdio), or by authenticate when $ACP_TEST_COPILOT_BROWSER=1; one NES session, its document rules and errors; suggestions from --rules")
+	acpMode := flag.Bool("acp", false, "with --copilot: the ACP mode (the default), named as the real server is started (copilot-language-server --acp)")
+	stdio := flag.Bool("stdio", false, "with --copilot: the LSP mode (copilot-language-server --stdio) instead, for GitHub's device flow (signInInitiate, then workspace/executeCommand github.copilot.finishDeviceFlow; package testagent, copilot.go): the code WXYZ-1234, taken as entered once the file $"+testagent.CopilotCodeEnteredEnv+" names exists (without it, the real server's offline error), the sign-in then saved in Copilot's store ($XDG_CONFIG_HOME/github-copilot, or ~/.config/github-copilot), which the ACP mode reads; every message logged to --log")
 	dropChange := flag.Int("drop-change", 0, "with --copilot: drop the `n`th document/didChange received (1-based), as Copilot ignores one it judged stale; logged as test/droppedChange")
 	cannotStart := flag.String("cannot-start-if", "", "when this `file` exists, write two lines to stderr and exit 41 before reading anything, as an agent whose sign-in expired while it ran does when started again")
 	flag.Parse()
@@ -72,6 +74,14 @@ func main() {
 	}
 	if *dropChange != 0 && !*copilot {
 		fmt.Fprintln(os.Stderr, "acp-test-agent: --drop-change needs --copilot")
+		os.Exit(2)
+	}
+	if (*acpMode || *stdio) && !*copilot {
+		fmt.Fprintln(os.Stderr, "acp-test-agent: --acp and --stdio need --copilot")
+		os.Exit(2)
+	}
+	if *acpMode && *stdio {
+		fmt.Fprintln(os.Stderr, "acp-test-agent: --acp or --stdio, not both")
 		os.Exit(2)
 	}
 	if *copilot {
@@ -142,6 +152,12 @@ func main() {
 			b, _ := json.Marshal(map[string]any{"method": "test/args", "params": flag.Args()})
 			_, _ = f.Write(append(b, '\n'))
 		}
+	}
+	if *stdio {
+		if code := testagent.New(cfg).ServeLSP(os.Stdin, os.Stdout); code != 0 {
+			os.Exit(code) // an exit without shutdown (the log is written unbuffered)
+		}
+		return
 	}
 	testagent.New(cfg).Serve(os.Stdin, os.Stdout)
 }
