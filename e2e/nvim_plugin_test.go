@@ -109,8 +109,10 @@ func TestNeovimPluginLoads(t *testing.T) {
 // TestNeovimPluginHealth reads :checkhealth acp_lsp_bridge as the user sees it: the bridge found on
 // the PATH, its version as `acp-lsp-bridge --version` prints it, the built-in agent's verdict from
 // doctor, the encoding the client negotiated; and each failure with what to do: a bridge where
-// there is none (how to install it), an agent that is not installed (doctor's reason), the config
-// not enabled and no client for the buffer (testdata/nvim/plugin_health.lua).
+// there is none (how to install it), an agent that is not installed (doctor's reason), GitHub
+// Copilot named by its short name (agent = 'copilot') without its language server (doctor
+// --agent copilot: how to install it), the config not enabled and no client for the buffer
+// (testdata/nvim/plugin_health.lua).
 func TestNeovimPluginHealth(t *testing.T) {
 	out, work := runNeovimPlugin(t, "plugin_health.lua", "ALL PASSED")
 	bridge, _ := binaries(t)
@@ -170,6 +172,27 @@ func TestNeovimPluginHealth(t *testing.T) {
 		if !strings.Contains(agent, want) {
 			t.Errorf("the report with an agent that is not installed lacks %q:\n%s", want, agent)
 		}
+	}
+
+	// agent = 'copilot': the bridge's short name, checked as the bridge runs it (doctor --agent
+	// copilot), with Copilot's language server nowhere on the PATH.
+	copilot := read("health-copilot.txt")
+	for _, want := range []string{
+		"cmd: acp-lsp-bridge --log-file ",
+		" --agent copilot",
+		"OK found: " + bridge,
+		"ERROR `copilot` (`acp-lsp-bridge --agent copilot`): ",
+		`command "copilot-language-server" not found`,
+		"Install it: npm install -g @github/copilot-language-server",
+		"The bridge looks for `copilot-language-server` on Neovim's PATH",
+		"acp-lsp-bridge doctor --agent copilot",
+	} {
+		if !strings.Contains(copilot, want) {
+			t.Errorf("the report with agent = 'copilot' and no copilot-language-server lacks %q:\n%s", want, copilot)
+		}
+	}
+	if strings.Contains(copilot, "doctor -- ") || strings.Contains(copilot, "Install the agent, or name it by its full path") {
+		t.Errorf("the report with agent = 'copilot' checks or advises a command after \"--\":\n%s", copilot)
 	}
 
 	none := read("health-none.txt")

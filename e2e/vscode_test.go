@@ -279,7 +279,7 @@ func TestVSCodeManifest(t *testing.T) {
 	// Remote settings); the rest is window-scoped, so that the User settings apply in local and
 	// remote windows alike. machine-overridable would be wrong twice over: a remote window ignores
 	// it in the User settings, and a workspace may set it.
-	wantScopes := map[string]string{"path": "machine", "agent": "window", "logFile": "window", "exclude": "window", "defaultExcludes": "window", "delay": "window", "automatic": "window", "display": "window", "trace.server": "window"}
+	wantScopes := map[string]string{"path": "machine", "agent": "window", "agentName": "window", "logFile": "window", "exclude": "window", "defaultExcludes": "window", "delay": "window", "automatic": "window", "display": "window", "trace.server": "window"}
 	for key, scope := range wantScopes {
 		if got := props[src.section+"."+key].Scope; got != scope {
 			t.Errorf("%s.%s: scope %q, want %q", src.section, key, got, scope)
@@ -291,6 +291,22 @@ func TestVSCodeManifest(t *testing.T) {
 	}
 	if p := props[src.section+".agent"]; p.Type != "array" || string(p.Default) != `[]` {
 		t.Errorf("%s.agent: type %q default %s", src.section, p.Type, p.Default)
+	}
+	// The bridge's short names (--agent NAME), and "" for none: the names the bridge lists when
+	// given one it does not know.
+	bridgeBin, _ := binaries(t)
+	var names []string
+	refused, _ := exec.Command(bridgeBin, "--agent", "no-such-name").CombinedOutput()
+	if m := regexp.MustCompile(`the names are ([^;]+);`).FindSubmatch(refused); m != nil {
+		names = strings.Split(string(m[1]), ", ")
+	} else {
+		t.Errorf("acp-lsp-bridge --agent no-such-name does not list the names: %s", refused)
+	}
+	if p := props[src.section+".agentName"]; p.Type != "string" || string(p.Default) != `""` || !slices.Equal(p.Enum, append([]string{""}, names...)) {
+		t.Errorf("%s.agentName: type %q default %s enum %q, want a string, \"\", %q", src.section, p.Type, p.Default, p.Enum, append([]string{""}, names...))
+	}
+	if !strings.Contains(src.text, "args.push('--agent', settings.agentName)") {
+		t.Error("extension.ts does not pass acpLspBridge.agentName as --agent NAME")
 	}
 	if p := props[src.section+".trace.server"]; !slices.Equal(p.Enum, []string{"off", "messages", "verbose"}) {
 		t.Errorf("%s.trace.server: enum %v", src.section, p.Enum)
@@ -628,6 +644,37 @@ func TestVSCodeExtensionCompiles(t *testing.T) {
 	}
 	if len(reject) != 1 || reject[0]["reason"] != "rejected" {
 		t.Errorf("nes/reject: %v", reject)
+	}
+
+	// acpLspBridge.agentName "copilot": the bridge's short name, passed as --agent copilot, and
+	// acpLspBridge.agent, set too, ignored with a word in the output channel. The bridge starts
+	// copilot-language-server --acp from PATH with GITHUB_COPILOT_ACP_USE_CLI=0: here a script of
+	// that name that records the variable and runs the Copilot stand-in.
+	if runtime.GOOS != "windows" {
+		copilotDir := filepath.Join(work, "copilot-path")
+		copilotLog, copilotAgentLog, useCLI := filepath.Join(work, "copilot.log"), filepath.Join(work, "copilot-agent.jsonl"), filepath.Join(work, "use-cli")
+		writeFile(t, filepath.Join(copilotDir, "copilot-language-server"), "#!/bin/sh\nprintf %s \"$GITHUB_COPILOT_ACP_USE_CLI\" > '"+useCLI+"'\nexec '"+agent+"' --copilot --log '"+copilotAgentLog+"' -- \"$@\"\n")
+		if err := os.Chmod(filepath.Join(copilotDir, "copilot-language-server"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res = runVSCodeHost(t, node, dir, map[string]any{
+			"settings": map[string]any{"acpLspBridge.path": bridge, "acpLspBridge.agentName": "copilot", "acpLspBridge.agent": agentCmd, "acpLspBridge.logFile": copilotLog},
+			"env":      map[string]string{"PATH": copilotDir, "GH_COPILOT_TOKEN": "test"},
+		}, copilotLog)
+		if len(res.Errors) > 0 {
+			t.Errorf("errors in the stand-in for VS Code, with acpLspBridge.agentName: %q", res.Errors)
+		}
+		vscodeSaid(t, res, "starting "+bridge+" --log-file "+copilotLog+" --agent copilot")
+		vscodeSaid(t, res, `acpLspBridge.agentName ("copilot") names the agent: acpLspBridge.agent (`+strings.Join(agentCmd, " ")+`) is ignored`)
+		if a := vscodeLogEntries(vscodeBridgeLog(t, copilotLog), "agent started"); len(a) != 1 || a[0]["command"] != "copilot-language-server --acp" {
+			t.Errorf("the agent of acpLspBridge.agentName \"copilot\": %v, want copilot-language-server --acp", a)
+		}
+		if v, err := os.ReadFile(useCLI); err != nil || string(v) != "0" {
+			t.Errorf("GITHUB_COPILOT_ACP_USE_CLI in Copilot's environment: %q %v, want 0", v, err)
+		}
+		if log := readAgentLog(t, copilotAgentLog); len(log) == 0 || log[0]["method"] != "test/args" || fmt.Sprint(log[0]["params"]) != "[--acp]" {
+			t.Errorf("the Copilot stand-in's first record (its arguments): %v", log[:min(1, len(log))])
+		}
 	}
 
 	// Without the setting: the bundled bridge, before the one on PATH. It is made executable, as

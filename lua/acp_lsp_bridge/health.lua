@@ -21,16 +21,31 @@ local install_advice = {
 local doctor_timeout = '10s'
 local doctor_wait_ms = 25000
 
--- split returns the bridge and the agent command of an 'acp' cmd: the agent follows '--', or is
--- named in init_options.agent; nil when the bridge runs its built-in agent.
+-- split returns the bridge and the agent of an 'acp' cmd: the agent command follows '--', or is
+-- named in init_options.agent; nil when the bridge runs its built-in agent. An agent the bridge
+-- knows by a short name (--agent NAME, as setup({ agent = 'copilot' }) builds it) comes back as
+-- the third value, the name, with no command: the bridge knows it.
 local function split(config)
   local cmd = config.cmd
-  local agent
+  local agent, name
   for i, a in ipairs(cmd) do
     if a == '--' then
       agent = vim.list_slice(cmd, i + 1)
       break
     end
+    -- The bridge's flags, as Go's flag package reads them: --agent NAME, -agent NAME, --agent=NAME.
+    if i > 1 and (a == '--agent' or a == '-agent') and cmd[i + 1] then
+      name = cmd[i + 1]
+    elseif i > 1 and a:match('^%-%-?agent=') then
+      name = a:match('^%-%-?agent=(.*)$')
+    end
+  end
+  if name == '' then
+    name = nil
+  end
+  if name then
+    -- The bridge refuses --agent with a command after "--"; doctor says so too.
+    return cmd[1], nil, name
   end
   local named = vim.tbl_get(config, 'init_options', 'agent')
   if not agent and type(named) == 'table' and type(named.command) == 'string' then
@@ -59,18 +74,26 @@ local doctor_advice = {
 }
 
 -- check_agent runs doctor, from the bridge at path (bridge: as the config names it), on the agent
--- (nil: the built-in one) in cwd, the workspace.
-local function check_agent(path, bridge, agent, cwd)
-  local name
-  if agent then
-    name = '`' .. shell_words(agent) .. '`'
+-- (nil: the built-in one; name: one the bridge knows by that short name, --agent NAME) in cwd,
+-- the workspace.
+local function check_agent(path, bridge, agent, name, cwd)
+  local label, argv, doctor_words
+  if name then
+    label = ('`%s` (`acp-lsp-bridge --agent %s`)'):format(name, name)
+    argv = { path, 'doctor', '--json', '--timeout', doctor_timeout, '--agent', name }
+    doctor_words = { bridge, 'doctor', '--agent', name }
   else
-    agent = { path, 'agent' }
-    name = 'the built-in agent (`acp-lsp-bridge agent`)'
+    if agent then
+      label = '`' .. shell_words(agent) .. '`'
+    else
+      agent = { path, 'agent' }
+      label = 'the built-in agent (`acp-lsp-bridge agent`)'
+    end
+    argv = { path, 'doctor', '--json', '--timeout', doctor_timeout, '--' }
+    vim.list_extend(argv, agent)
+    doctor_words = vim.list_extend({ bridge, 'doctor', '--' }, vim.deepcopy(agent))
   end
-  local argv = { path, 'doctor', '--json', '--timeout', doctor_timeout, '--' }
-  vim.list_extend(argv, agent)
-  local doctor_cmd = 'in a terminal, in ' .. cwd .. ': ' .. shell_words(vim.list_extend({ bridge, 'doctor', '--' }, vim.deepcopy(agent)))
+  local doctor_cmd = 'in a terminal, in ' .. cwd .. ': ' .. shell_words(doctor_words)
   local ok, proc = pcall(vim.system, argv, { cwd = cwd, text = true })
   if not ok then
     health.error('could not run the doctor: ' .. tostring(proc))
@@ -80,10 +103,10 @@ local function check_agent(path, bridge, agent, cwd)
   local decoded, report = pcall(vim.json.decode, res.stdout or '', { luanil = { object = true, array = true } })
   if not decoded or type(report) ~= 'table' or report.ok == nil then
     if res.code == 124 then
-      health.error(('%s: the doctor did not finish in %d s'):format(name, doctor_wait_ms / 1000), { 'Run it ' .. doctor_cmd })
+      health.error(('%s: the doctor did not finish in %d s'):format(label, doctor_wait_ms / 1000), { 'Run it ' .. doctor_cmd })
       return
     end
-    health.error(('%s: the doctor gave no report (exit %d): %s'):format(name, res.code, vim.trim(res.stderr or '')),
+    health.error(('%s: the doctor gave no report (exit %d): %s'):format(label, res.code, vim.trim(res.stderr or '')),
       { 'An acp-lsp-bridge without `doctor` is too old for this plugin: update it', 'Run it ' .. doctor_cmd })
     return
   end
@@ -93,7 +116,7 @@ local function check_agent(path, bridge, agent, cwd)
     who = (', which says it is %s %s'):format(info.name or '?', info.version or '?')
   end
   if report.ok then
-    health.ok(('%s%s: %s (it uses %s with the bridge)'):format(name, who, report.reason,
+    health.ok(('%s%s: %s (it uses %s with the bridge)'):format(label, who, report.reason,
       vim.tbl_get(report, 'agent', 'positionEncoding') or '?'))
     for _, w in ipairs(report.warnings or {}) do
       health.warn(w)
@@ -101,11 +124,15 @@ local function check_agent(path, bridge, agent, cwd)
     return
   end
   local advice = {}
-  if doctor_advice[report.failure] then
+  local command = type(report.command) == 'table' and report.command[1] or nil
+  if name and report.failure == 'not-found' and command then
+    -- The reason says how to install it; where the bridge looked is the PATH it inherits.
+    table.insert(advice, ('The bridge looks for `%s` on Neovim\'s PATH: install it (the line above says how), or put the folder it is in on that PATH'):format(command))
+  elseif doctor_advice[report.failure] then
     table.insert(advice, doctor_advice[report.failure])
   end
   table.insert(advice, 'For the whole report, run ' .. doctor_cmd)
-  health.error(('%s%s: %s'):format(name, who, report.reason), advice)
+  health.error(('%s%s: %s'):format(label, who, report.reason), advice)
   -- The agent's last words usually say what it needs.
   for _, l in ipairs(vim.list_slice(report.agentStderr or {}, math.max(1, #(report.agentStderr or {}) - 4))) do
     health.info('the agent wrote: ' .. l)
@@ -159,7 +186,7 @@ function M.check()
   end
 
   health.start('acp-lsp-bridge: binary')
-  local bridge, agent = split(config)
+  local bridge, agent, name = split(config)
   local path = vim.fn.exepath(bridge)
   if path == '' then
     health.error(('%s not found: %s'):format(bridge,
@@ -182,7 +209,7 @@ function M.check()
   else
     local client = vim.lsp.get_clients({ name = 'acp' })[1]
     local cwd = client and client.root_dir or vim.fn.getcwd()
-    check_agent(path, bridge, agent, cwd)
+    check_agent(path, bridge, agent, name, cwd)
   end
 
   health.start('acp-lsp-bridge: position encoding')
@@ -208,7 +235,11 @@ function M.check()
       if st.state == 'failed' then
         health.error(line, { 'Read the message above and the bridge\'s log; :lsp restart acp tries again' })
       elseif st.state == 'signingIn' then
-        health.warn(line, { 'Run the command acp-lsp-bridge.signIn, or set the agent\'s key in its environment' })
+        local advice = { 'Run the command acp-lsp-bridge.signIn, or set the agent\'s key in its environment' }
+        if name == 'copilot' then
+          table.insert(advice, 'Or, in a terminal: acp-lsp-bridge sign-in copilot (a code to enter on any device), then :lsp restart acp')
+        end
+        health.warn(line, advice)
       elseif st.state == 'slow' then
         health.warn(line, { 'Suggestions do not come in time: the message above says whose timeout to raise, or when the model server takes requests again' })
       else

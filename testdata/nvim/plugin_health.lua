@@ -5,6 +5,8 @@
 --                       verdict from doctor, the encoding negotiated for the file
 --   health-bridge.txt   setup({ bridge = <a path where nothing is> })
 --   health-agent.txt    setup({ agent = { 'acp-no-such-agent', '--acp' } })
+--   health-copilot.txt  setup({ agent = 'copilot' }) (acp-lsp-bridge --agent copilot), with only
+--                       the bridge's folder on the PATH, so no copilot-language-server
 --   health-none.txt     vim.lsp.enable('acp', false): not enabled, from a buffer without a client
 -- It prints "ENCODING <client.offset_encoding>" for the Go test to compare.
 --
@@ -38,6 +40,14 @@ T.run(function()
 
   acp.setup({ agent = { 'acp-no-such-agent', '--acp' } })
   report('health-agent.txt')
+
+  -- The short name: the bridge knows the command (copilot-language-server --acp) and looks for it
+  -- on the PATH it inherits, here the bridge's folder alone, whatever this machine has installed.
+  acp.setup({ agent = 'copilot' })
+  local path = vim.env.PATH
+  vim.env.PATH = vim.fn.fnamemodify(vim.fn.exepath('acp-lsp-bridge'), ':h')
+  report('health-copilot.txt')
+  vim.env.PATH = path
 
   vim.lsp.enable('acp', false)
   vim.cmd('enew')

@@ -29,7 +29,7 @@ export const SECTION = 'acpLspBridge';
  * secrets to the agent. `path` is `machine`-scoped (each host has its own bridge: in a
  * remote window it is read from the Remote settings), the others `window`-scoped.
  */
-export const SETTINGS = ['path', 'agent', 'logFile', 'exclude', 'defaultExcludes', 'delay', 'automatic', 'display', 'suggestTimeout', 'promptTimeout'] as const;
+export const SETTINGS = ['path', 'agent', 'agentName', 'logFile', 'exclude', 'defaultExcludes', 'delay', 'automatic', 'display', 'suggestTimeout', 'promptTimeout'] as const;
 
 /** The bridge's notifications beyond LSP (lspside.NotifyDidFocus, lspside.NotifyDiagnostics). */
 export const NOTIFICATIONS = {
@@ -104,6 +104,8 @@ interface Settings {
   /** acpLspBridge.path as the user set it; "" when not set. */
   path: string;
   agent: string[];
+  /** acpLspBridge.agentName: an agent the bridge knows by this short name (--agent NAME); "" when not set. */
+  agentName: string;
   logFile: string;
   /** Globs of files kept from the agent besides the bridge's defaults (--exclude). */
   exclude: string[];
@@ -141,6 +143,7 @@ function setByWorkspace(config: vscode.WorkspaceConfiguration): string[] {
 function readSettings(): Settings {
   const config = vscode.workspace.getConfiguration(SECTION);
   const agent = userSetting<unknown>(config, 'agent', []);
+  const agentName = userSetting<unknown>(config, 'agentName', '');
   const bridge = userSetting<unknown>(config, 'path', '');
   const logFile = userSetting<unknown>(config, 'logFile', '');
   const exclude = userSetting<unknown>(config, 'exclude', []);
@@ -152,6 +155,7 @@ function readSettings(): Settings {
   return {
     path: typeof bridge === 'string' ? expandHome(bridge.trim()) : '',
     agent: Array.isArray(agent) ? agent.filter((a): a is string => typeof a === 'string') : [],
+    agentName: typeof agentName === 'string' ? agentName.trim() : '',
     logFile: typeof logFile === 'string' ? expandHome(logFile.trim()) : '',
     exclude: Array.isArray(exclude) ? exclude.filter((g): g is string => typeof g === 'string' && g.trim() !== '') : [],
     defaultExcludes: defaultExcludes !== false,
@@ -168,7 +172,7 @@ function sameList(a: string[], b: string[]): boolean {
 }
 
 function sameSettings(a: Settings, b: Settings): boolean {
-  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes && a.delay === b.delay && a.automatic === b.automatic && a.display === b.display && a.suggestTimeout === b.suggestTimeout && a.promptTimeout === b.promptTimeout;
+  return a.path === b.path && a.logFile === b.logFile && sameList(a.agent, b.agent) && a.agentName === b.agentName && sameList(a.exclude, b.exclude) && a.defaultExcludes === b.defaultExcludes && a.delay === b.delay && a.automatic === b.automatic && a.display === b.display && a.suggestTimeout === b.suggestTimeout && a.promptTimeout === b.promptTimeout;
 }
 
 /** Where the user sets acpLspBridge.path in this window, and the command that opens that file. */
@@ -363,10 +367,11 @@ function expandHome(p: string): string {
  * The bridge's arguments: `--log-file FILE` when set, `--exclude GLOB` for each glob,
  * `--no-default-excludes` when the defaults are off, `--delay MS` when set and
  * `--automatic=false` when suggestions while typing start off, `--suggest-timeout MSms` and
- * `--prompt-timeout MSms` when set, then `--` and the agent's command
+ * `--prompt-timeout MSms` when set, then `--agent NAME` when an agent is named by its short name
+ * (acpLspBridge.agentName, which wins over acpLspBridge.agent), else `--` and the agent's command
  * and arguments when an agent is set; without one the bridge starts its built-in agent.
  */
-export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude?: string[]; defaultExcludes?: boolean; delay?: number; automatic?: boolean; suggestTimeout?: number; promptTimeout?: number }): string[] {
+export function bridgeArgs(settings: { agent: string[]; agentName?: string; logFile: string; exclude?: string[]; defaultExcludes?: boolean; delay?: number; automatic?: boolean; suggestTimeout?: number; promptTimeout?: number }): string[] {
   const args: string[] = [];
   if (settings.logFile !== '') {
     args.push('--log-file', settings.logFile);
@@ -389,7 +394,11 @@ export function bridgeArgs(settings: { agent: string[]; logFile: string; exclude
   if (settings.promptTimeout !== undefined && settings.promptTimeout > 0) {
     args.push('--prompt-timeout', `${settings.promptTimeout}ms`);
   }
-  if (settings.agent.length > 0 && settings.agent[0] !== '') {
+  if (settings.agentName !== undefined && settings.agentName !== '') {
+    // The bridge knows the command and its environment (GitHub Copilot: copilot-language-server
+    // --acp, GITHUB_COPILOT_ACP_USE_CLI=0); it takes a name or a command, not both.
+    args.push('--agent', settings.agentName);
+  } else if (settings.agent.length > 0 && settings.agent[0] !== '') {
     args.push('--', ...settings.agent);
   }
   return args;
@@ -500,6 +509,9 @@ async function start(): Promise<void> {
   started = settings;
   warnIgnored(setByWorkspace(vscode.workspace.getConfiguration(SECTION)));
   const args = bridgeArgs(settings);
+  if (settings.agentName !== '' && settings.agent.length > 0) {
+    output?.warn(`${SECTION}.agentName ("${settings.agentName}") names the agent: ${SECTION}.agent (${settings.agent.join(' ')}) is ignored; remove one of them`);
+  }
   const bridge = chooseBridge(settings);
   const unusable = bridge.from === 'bundled' ? (otherPlatform(bridge.command) ?? makeExecutable(bridge.command)) : undefined;
   const found = unusable === undefined ? findExecutable(bridge.command) : { problem: unusable };
