@@ -18,6 +18,8 @@ import (
 // one missing from this table (a new path that formats a server's words without scrubber.clean)
 // fails it, and so does an entry that is no longer in the source.
 var serverStringSites = map[string]string{
+	// The key's own runs as CleanText writes them, to look for in cleaned text: no server words.
+	"newHostScrubber: nesagent.CleanText": "writes the key, not a server's words, to look for it in cleaned text",
 	// The readers quote the body (errorText, preview) in the errors they return to postAs, which
 	// cleans each (h.scrub.clean(err.Error())) before it wraps it.
 	"readChat: preview":       "returned to postAs, cleaned there",

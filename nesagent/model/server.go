@@ -135,6 +135,9 @@ type scrubber struct {
 	key     string
 	secrets []string
 	host    string
+	// written are the key's runs of eight characters as nesagent.CleanText writes them, those
+	// it writes otherwise (a control character written out as \x10).
+	written []string
 }
 
 func newScrubber(key string) scrubber { return newHostScrubber(key, "") }
@@ -167,6 +170,14 @@ func newHostScrubber(key, host string) scrubber {
 	}
 	// The longest first: a form that holds another is taken out whole.
 	sort.Slice(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+	if w := nesagent.CleanText(key, 0); w != key {
+		s.written = append(s.written, w)
+		for i := 0; i+8 <= len(key); i++ {
+			if w := nesagent.CleanText(key[i:i+8], 0); w != key[i:i+8] && w != "" {
+				s.written = append(s.written, w)
+			}
+		}
+	}
 	return s
 }
 
@@ -190,6 +201,11 @@ func (s scrubber) clean(text string, limit int) string {
 	// Writing a control character out (\x10) can make, with what follows it, a run of the key's
 	// characters: the key is taken out again from the text as it will be read.
 	text = s.scrub(nesagent.CleanText(text, 0))
+	// A key holding control characters is read with them written out: its parts are looked for
+	// as they are written too.
+	for _, frag := range s.written {
+		text = scrubWords(text, frag)
+	}
 	return nesagent.CleanText(text, limit)
 }
 
@@ -243,23 +259,27 @@ func scrubKey(text, key string) string {
 		return text
 	}
 	for i := 0; i+part <= len(key); i++ {
-		frag := key[i : i+part]
-		for {
-			at := strings.Index(text, frag)
-			if at < 0 {
-				break
-			}
-			start, end := at, at+part
-			for start > 0 && !isWordEnd(text[start-1]) {
-				start--
-			}
-			for end < len(text) && !isWordEnd(text[end]) {
-				end++
-			}
-			text = text[:start] + "[key]" + text[end:]
-		}
+		text = scrubWords(text, key[i:i+part])
 	}
 	return text
+}
+
+// scrubWords replaces every word of text that holds frag by "[key]".
+func scrubWords(text, frag string) string {
+	for {
+		at := strings.Index(text, frag)
+		if at < 0 {
+			return text
+		}
+		start, end := at, at+len(frag)
+		for start > 0 && !isWordEnd(text[start-1]) {
+			start--
+		}
+		for end < len(text) && !isWordEnd(text[end]) {
+			end++
+		}
+		text = text[:start] + "[key]" + text[end:]
+	}
 }
 
 // scrubHandler is a log handler that takes the key out of every line's message and values before
