@@ -147,14 +147,16 @@ func (e *editor) waitAgent(what string, match func(testagent.Message) bool) test
 	e.t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
-		ch := e.theAgent().Changed()
-		for _, m := range e.theAgent().Received() {
+		ag := e.theAgent() // one agent per look, as in waitMirror
+		ch := ag.Changed()
+		for _, m := range ag.Received() {
 			if match(m) {
 				return m
 			}
 		}
 		select {
 		case <-ch:
+		case <-time.After(50 * time.Millisecond):
 		case <-deadline:
 			e.t.Fatalf("the agent never received %s; it received %v", what, methods(e.theAgent().Received()))
 		}
@@ -205,12 +207,16 @@ func (e *editor) waitMirror(uri, want string) {
 	e.t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
-		ch := e.theAgent().Changed()
-		if got, _ := e.theAgent().Mirror(uri); got == want {
+		// One agent per look: a restart may replace it between two calls to theAgent, and the
+		// new one's changes would not wake a wait on the old one's channel (hence the tick too).
+		ag := e.theAgent()
+		ch := ag.Changed()
+		if got, _ := ag.Mirror(uri); got == want {
 			return
 		}
 		select {
 		case <-ch:
+		case <-time.After(50 * time.Millisecond):
 		case <-deadline:
 			got, _ := e.theAgent().Mirror(uri)
 			e.t.Fatalf("agent mirror of %s:\n got %q\nwant %q", uri, got, want)
