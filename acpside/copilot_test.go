@@ -87,7 +87,8 @@ func TestCopilotNames(t *testing.T) {
 
 func TestFindCopilotSignIn(t *testing.T) {
 	home := t.TempDir()
-	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": "", "GH_COPILOT_TOKEN": "", "GITHUB_COPILOT_TOKEN": ""}
+	// XDG_CONFIG_HOME, absolute, names the store on every platform.
+	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GH_COPILOT_TOKEN": "", "GITHUB_COPILOT_TOKEN": ""}
 	s := FindCopilotSignIn(env)
 	if s.TokenVar != "" || s.Saved || s.Store != filepath.Join(home, ".config", "github-copilot") {
 		t.Fatalf("an empty home: %+v", s)

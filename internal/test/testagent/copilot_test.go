@@ -618,7 +618,7 @@ func loggedMethods(log *testutil.SyncBuffer) []string {
 func TestCopilotLSPDeviceFlow(t *testing.T) {
 	home := t.TempDir()
 	entered := filepath.Join(t.TempDir(), "entered")
-	env := map[string]string{"HOME": home, CopilotCodeEnteredEnv: entered}
+	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), CopilotCodeEnteredEnv: entered}
 	c := startCopilotLSP(t, env)
 	c.initialize()
 	res, rerr := c.call("signInInitiate", map[string]any{})
@@ -707,7 +707,7 @@ func TestCopilotLSPDeviceFlow(t *testing.T) {
 	}
 
 	// The ACP mode reads the store: signed in.
-	acp := startCopilot(t, Config{}, map[string]string{"HOME": home})
+	acp := startCopilot(t, Config{}, map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config")})
 	if _, rerr := acp.call("authenticate", map[string]any{"methodId": "github_oauth"}); rerr != nil {
 		t.Errorf("authenticate with a sign-in in the store: %v, want {} without a browser", rerr)
 	}
@@ -758,7 +758,9 @@ func TestCopilotStore(t *testing.T) {
 	if got := dir(map[string]string{}); got != "" {
 		t.Errorf("without HOME: %q, want none", got)
 	}
-	a := New(Config{Copilot: true, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }})
+	a := New(Config{Copilot: true, Getenv: func(k string) string {
+		return map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config")}[k]
+	}})
 	store := filepath.Join(home, ".config", "github-copilot")
 	if err := os.MkdirAll(store, 0o700); err != nil {
 		t.Fatal(err)
@@ -781,7 +783,7 @@ func TestCopilotStore(t *testing.T) {
 // saved, and the sign-in is no longer pending.
 func TestCopilotLSPCancel(t *testing.T) {
 	home := t.TempDir()
-	c := startCopilotLSP(t, map[string]string{"HOME": home, CopilotCodeEnteredEnv: filepath.Join(t.TempDir(), "entered")})
+	c := startCopilotLSP(t, map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), CopilotCodeEnteredEnv: filepath.Join(t.TempDir(), "entered")})
 	// The client numbers its requests from 1: initialize, signInInitiate, then finishDeviceFlow.
 	c.initialize()
 	if _, rerr := c.call("signInInitiate", map[string]any{}); rerr != nil {
