@@ -667,30 +667,39 @@ func (a *Agent) Suggest(ctx context.Context, req acp.UnstableSuggestNesRequest) 
 // SuggestWithNote is Suggest, and for an answer with no suggestion, what the agent said of why
 // (its result's _meta["acp-lsp-bridge/quiet"], nil when it said nothing).
 func (a *Agent) SuggestWithNote(ctx context.Context, req acp.UnstableSuggestNesRequest) ([]Suggestion, *Quiet, error) {
+	sugs, note, _, err := a.SuggestGrowing(ctx, req)
+	return sugs, note, err
+}
+
+// SuggestGrowing is SuggestWithNote, and whether the agent says its suggestions are what its
+// model has written so far (the answer's _meta "acp-lsp-bridge/growing"): the same request
+// again is answered with more of the answer, once the model has written it.
+func (a *Agent) SuggestGrowing(ctx context.Context, req acp.UnstableSuggestNesRequest) (_ []Suggestion, _ *Quiet, growing bool, _ error) {
 	req.SessionId = a.Session()
 	if a.Prompted() {
-		return a.suggestFront(ctx, req)
+		sugs, note, err := a.suggestFront(ctx, req)
+		return sugs, note, false, err
 	}
 	n := a.suggestSeq.Add(1)
 	id := `"nes-` + strconv.FormatUint(n, 10) + `"` // as on the wire
 	params, err := appendSuggestParams(nil, &req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("nes/suggest: %w", err)
+		return nil, nil, false, fmt.Errorf("nes/suggest: %w", err)
 	}
 	answer := make(chan []byte, 1)
 	a.tap.own(id, answer)
 	if err := a.sendEncoded(id, acp.AgentMethodNesSuggest, params, false); err != nil {
 		a.tap.forget(id)
-		return nil, nil, fmt.Errorf("nes/suggest: %w", err)
+		return nil, nil, false, fmt.Errorf("nes/suggest: %w", err)
 	}
 	select {
 	case line := <-answer:
 		a.tap.forget(id)
 		sugs, err := decodeAnswer(line)
 		if err != nil || len(sugs) > 0 {
-			return sugs, nil, err
+			return sugs, nil, err == nil && growingNote(line), err
 		}
-		return sugs, quietNote(line, true), nil
+		return sugs, quietNote(line, true), false, nil
 	case <-ctx.Done():
 		answered := a.tap.abandon(id)
 		if err := a.send("", cancelRequest, map[string]jsontext.Value{"requestId": jsontext.Value(id)}, false); err != nil {
@@ -699,10 +708,10 @@ func (a *Agent) SuggestWithNote(ctx context.Context, req acp.UnstableSuggestNesR
 		if answered { // the answer came as ctx ended: its suggestions end as late ones
 			go a.lateAnswer(<-answer)
 		}
-		return nil, nil, ErrCancelled
+		return nil, nil, false, ErrCancelled
 	case <-a.tap.done:
 		a.tap.forget(id)
-		return nil, nil, fmt.Errorf("nes/suggest: %w", errConnectionEnded)
+		return nil, nil, false, fmt.Errorf("nes/suggest: %w", errConnectionEnded)
 	}
 }
 

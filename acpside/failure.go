@@ -89,6 +89,27 @@ type Quiet struct {
 // quietKey is the _meta key of Quiet.
 const quietKey = "acp-lsp-bridge/quiet"
 
+// growingKey is the _meta key of an answer whose suggestions its model is still writing
+// (Agent.SuggestGrowing).
+const growingKey = "acp-lsp-bridge/growing"
+
+// growingNote reads, from a whole answer, whether its _meta says it is growing.
+func growingNote(line []byte) bool {
+	if !bytes.Contains(line, []byte(growingKey)) {
+		return false
+	}
+	var m struct {
+		Result *struct {
+			Meta map[string]jsontext.Value `json:"_meta"`
+		} `json:"result"`
+	}
+	if jsonv2.Unmarshal(line, &m, LenientJSON) != nil || m.Result == nil {
+		return false
+	}
+	var growing bool
+	return jsonv2.Unmarshal(m.Result.Meta[growingKey], &growing) == nil && growing
+}
+
 // quietNote reads Quiet from an answer with no suggestion: the whole message when envelope is
 // set, else its result. nil when the agent said nothing of why.
 func quietNote(data []byte, envelope bool) *Quiet {

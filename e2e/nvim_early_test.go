@@ -249,6 +249,22 @@ func TestNeovimPluginEarlyNextHunkWithoutAsking(t *testing.T) {
 	wantLogged(t, log, "model: the rest of the answer after the change accepted")
 }
 
+// TestNeovimPluginEarlyGrowsWhileShown: setup({ display = 'mark' }). While the mark of the first
+// hunk is shown, the fake sends the rest of its answer and the user does nothing: the bridge,
+// following the answer, tells the plugin it grew, and <M-n> then shows the whole answer (line 2
+// to line 15) with no second request to the fake; <Tab> takes it whole.
+func TestNeovimPluginEarlyGrowsWhileShown(t *testing.T) {
+	saved, st, log := runEarly(t, "grow", "mark while held", "released", "whole shown", "accept whole")
+	want := strings.Replace(strings.Replace(earlyFile(), "var x = g\n", earlyFinished+"\n", 1), earlyFar+"\n", earlyFarDone+"\n", 1)
+	if saved != want {
+		t.Errorf("the saved p.go:\n%s\nwant both changes:\n%s", saved, want)
+	}
+	if st.Asked < 1 || st.Asked > 2 || !st.Held || !st.Released || st.Closed {
+		t.Errorf("the fake: %+v; want one request until the whole was shown, held, then released, never closed", st)
+	}
+	wantLogged(t, log, "model: the answer written so far, at the same text and cursor")
+}
+
 // TestNeovimPluginEarlyTypingClosesStream: while the ghost text of the first hunk is shown and the
 // fake holds the rest of its answer, the user types "y" instead of accepting: the fake sees its
 // request's connection closed before it sent the rest, and the buffer reads as typed, without

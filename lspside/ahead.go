@@ -230,11 +230,20 @@ type SuggestionReady struct {
 // suggestionReady tells the editor that what was asked ahead in snap is answered, when it asked to
 // hear it and no request of its own has joined it.
 func (s *Server) suggestionReady(snap *document.Snapshot, a *ahead) {
-	o := s.session().init.InitializationOptions
-	if o == nil || !o.SuggestionReady || a.joined.Load() {
+	if a.joined.Load() {
 		return
 	}
-	pos, err := snap.Mapper.OffsetPosition(a.cursor, s.editorEncoding())
+	s.tellReady(snap, a.cursor)
+}
+
+// tellReady tells the editor, when it asked to hear it, that a suggestion for snap at cursor is
+// ready (or has grown: growing.go).
+func (s *Server) tellReady(snap *document.Snapshot, cursor int) {
+	o := s.session().init.InitializationOptions
+	if o == nil || !o.SuggestionReady {
+		return
+	}
+	pos, err := snap.Mapper.OffsetPosition(cursor, s.editorEncoding())
 	if err != nil {
 		return
 	}

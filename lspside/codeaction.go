@@ -100,6 +100,9 @@ func (s *Server) codeAction(ctx context.Context, req *jsonrpc2.Request) (any, er
 	}
 	var found []ranked
 	for _, l := range lives {
+		if l.inlineOnly.Load() {
+			continue // replaced by more of its answer, which is offered
+		}
 		dist := 0
 		if l.repl != nil && l.kind == "edit" {
 			a, b := l.base.Mapper.LineOf(l.repl.Start), l.base.Mapper.LineOf(l.repl.End)

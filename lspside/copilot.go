@@ -19,17 +19,32 @@ func (s *Server) copilotInlineEdit(ctx context.Context, req *jsonrpc2.Request) (
 	}
 	empty := result{Edits: []translate.CopilotInlineEdit{}}
 	editor := s.editorEncoding()
+	var answered []*live
 	otherVersion := func(pr positionRequest) bool {
 		var version *int
 		if json.Unmarshal(pr.params.TextDocument.Version, &version) == nil && version != nil && *version != pr.snap.Version {
 			s.log.Debug().Int("requested", *version).Int("current", pr.snap.Version).Msg("copilotInlineEdit for another version; nothing to show")
 			return true
 		}
+		// The agent already answered for this text and this position (the plugins ask again as
+		// the cursor moves, or when told the answer grew): that answer, without asking again.
+		for _, l := range s.sugs.forDocument(pr.snap.URI, pr.snap.Version) {
+			if l.cursor == pr.cursor && !l.inlineOnly.Load() && (pr.automatic() && s.reqs.automatic(pr.snap.URI) || !pr.automatic()) {
+				answered = append(answered, l)
+			}
+		}
+		if len(answered) > 0 {
+			s.log.Debug().Str("uri", pr.snap.URI).Msg("copilotInlineEdit answered from the agent's answer for this text and position")
+			return true
+		}
 		return false
 	}
 	pr, lives, skipped, err := s.suggestionsAt(ctx, req, otherVersion)
-	if skipped {
+	if skipped && answered == nil {
 		return empty, nil
+	}
+	if skipped {
+		lives = answered
 	}
 	p, snap, cursor := pr.params, pr.snap, pr.cursor
 	if err != nil {
@@ -41,7 +56,7 @@ func (s *Server) copilotInlineEdit(ctx context.Context, req *jsonrpc2.Request) (
 	}
 	var best *live
 	for _, l := range lives {
-		if l.kind != "edit" || l.repl == nil {
+		if l.kind != "edit" || l.repl == nil || l.inlineOnly.Load() {
 			continue
 		}
 		if best == nil || distance(*l.repl, cursor) < distance(*best.repl, cursor) {

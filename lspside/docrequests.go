@@ -85,15 +85,21 @@ func (d *docRequests) tidy(uri string) {
 // answer anyway, end as cancelled); burst says that one was asked for less than coalesce ago.
 // done unregisters it. A request whose ctx has ended already registers and cancels nothing.
 func (d *docRequests) beginSuggest(ctx context.Context, uri string, coalesce time.Duration) (_ context.Context, burst bool, done func()) {
+	cctx, burst, _, done := d.begin(ctx, uri, coalesce, false)
+	return cctx, burst, done
+}
+
+// begin is beginSuggest, and with yield, beginFollow.
+func (d *docRequests) begin(ctx context.Context, uri string, coalesce time.Duration, yield bool) (_ context.Context, burst, ok bool, done func()) {
 	cctx, cancel := context.WithCancel(ctx)
 	now := time.Now()
 	d.mu.Lock()
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || yield && d.docs[uri] != nil && d.docs[uri].suggest != nil {
 		// Cancelled before it was registered (a request asked ahead that the editor's own
 		// request ended as it started): it supersedes nothing, least of all that request.
 		d.mu.Unlock()
 		cancel()
-		return cctx, false, func() {}
+		return cctx, false, false, func() {}
 	}
 	r := d.get(uri)
 	if r.suggest != nil {
@@ -105,7 +111,7 @@ func (d *docRequests) beginSuggest(ctx context.Context, uri string, coalesce tim
 	r.suggest, r.suggestSeq, r.suggestAt, r.askedAt = cancel, seq, now, time.Time{}
 	r.stopAskTimer()
 	d.mu.Unlock()
-	return cctx, burst, func() {
+	return cctx, burst, true, func() {
 		d.mu.Lock()
 		shown := false
 		if r, ok := d.docs[uri]; ok && r.suggestSeq == seq {
@@ -120,6 +126,14 @@ func (d *docRequests) beginSuggest(ctx context.Context, uri string, coalesce tim
 			d.notify() // the status said "asking"
 		}
 	}
+}
+
+// beginFollow registers a nes/suggest that follows an answer the model still writes
+// (growing.go), unless another nes/suggest for uri is in flight (ok false): a newer request
+// cancels it as it cancels any, and it cancels none. done unregisters it.
+func (d *docRequests) beginFollow(ctx context.Context, uri string) (_ context.Context, ok bool, done func()) {
+	cctx, _, ok, done := d.begin(ctx, uri, 0, true)
+	return cctx, ok, done
 }
 
 // stopAskTimer stops the asking timer, if any. The caller holds mu.

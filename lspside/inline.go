@@ -76,6 +76,11 @@ type positionRequest struct {
 	cursor int
 }
 
+// automatic reports whether the editor asked by itself (not the user by hand).
+func (pr positionRequest) automatic() bool {
+	return trigger(pr.params) == acp.UnstableNesTriggerKindAutomatic
+}
+
 // suggestionsAt is the shared flow of the requests at a position: take the snapshot in order, then
 // release the read loop and ask the agent (cancellable by $/cancelRequest). When skip, given the
 // snapshot, says so, nothing is asked and skipped is true.
@@ -110,20 +115,19 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 	editor := s.editorEncoding()
 	var through []protocol.InlineCompletionItem
 	typedThrough := func(pr positionRequest) bool {
-		if trigger(pr.params) == acp.UnstableNesTriggerKindManual {
-			return false // asked by hand: the agent answers
-		}
+		manual := trigger(pr.params) == acp.UnstableNesTriggerKindManual
 		// The agent already answered for this text and this position (a code action's answer that
-		// came after the menu opened): that answer, without asking again. Not while the switch is
-		// off: then only typing through what was asked for by hand shows.
-		if s.reqs.automatic(pr.snap.URI) {
+		// came after the menu opened, or the editor asking again): that answer, without asking
+		// again; the suggest command (CommandSuggest) asks for another. Not for an automatic request while
+		// the switch is off: then only what was asked for by hand shows.
+		if manual || s.reqs.automatic(pr.snap.URI) {
 			if through = s.inlineItems(s.sugs.forDocument(pr.snap.URI, pr.snap.Version), pr.snap, pr.cursor, editor, true); len(through) > 0 {
 				s.log.Debug().Str("uri", pr.snap.URI).Msg("inline completion answered from the agent's answer for this text and position")
 				return true
 			}
 		}
-		if s.cfg.NoTypeThrough {
-			return false
+		if manual || s.cfg.NoTypeThrough {
+			return false // asked by hand: the agent answers
 		}
 		through = s.typeThrough(pr.snap, pr.cursor, editor)
 		return len(through) > 0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/acpside"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/document"
@@ -52,6 +53,9 @@ type live struct {
 	applied bool
 	// What the user has typed into each file edit (nil until the file changes); the tracker's.
 	progress []*progress
+	// inlineOnly: more of the same answer replaced it everywhere but in ghost text, where that
+	// does not fit (growing.go).
+	inlineOnly atomic.Bool
 }
 
 // label is the suggestion's title: how a code action or a question names it.

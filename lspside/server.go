@@ -169,6 +169,8 @@ type Server struct {
 	still stillness
 	// ahead are the requests the bridge asked before the editor (ahead.go).
 	ahead aheads
+	// growth are the answers the bridge follows while the model writes them (growing.go).
+	growth growths
 	// editorAsksItself is set once the editor has asked for a suggestion while the user types (an
 	// automatic inline completion or completion request): only then does the bridge ask ahead.
 	editorAsksItself atomic.Bool

@@ -100,6 +100,13 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	// delay (automatic.go), an automatic request waits until the document has been still that
 	// long. What the user asks for by hand goes at once.
 	began := time.Now()
+	// An answer the model still writes is followed once this request is done (growing.go).
+	var follow func()
+	defer func() {
+		if follow != nil {
+			follow()
+		}
+	}()
 	sctx, burst, done := s.reqs.beginSuggest(wait, uri, s.cfg.CoalesceDelay)
 	defer done()
 	if !req.explicit {
@@ -116,9 +123,9 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	if agent.Prompted() {
 		endProgress = s.progress(ctx, "acp-lsp-bridge", "asking "+agent.Name()+"…")
 	}
-	sugs, note, err := agent.SuggestWithNote(sctx, params)
+	sugs, note, growing, err := agent.SuggestGrowing(sctx, params)
 	if acpside.OutOfSync(err) && s.resync(ctx, agent, req.snap) {
-		sugs, note, err = agent.SuggestWithNote(sctx, params) // once more, and only once
+		sugs, note, growing, err = agent.SuggestGrowing(sctx, params) // once more, and only once
 	}
 	if endProgress != nil {
 		endProgress()
@@ -210,6 +217,9 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	}
 	if stale && len(sugs) > 0 {
 		s.log.Debug().Str("uri", uri).Int("version", req.snap.Version).Msg("answer for an old version dropped")
+	}
+	if growing && len(out) > 0 {
+		follow = func() { s.followGrowth(agent, req.snap, req.cursor, params, out) }
 	}
 	return out, nil
 }

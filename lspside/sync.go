@@ -134,6 +134,7 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	agent := s.currentAgent()
 	completed := s.sugs.documentChanged(ctx, agent, after, applied)
 	s.ahead.changed(uri)
+	s.growth.changed(uri)
 	if n := len(applied); n > 0 {
 		// Asked ahead at the end of the last change (where the editor's cursor is after typing).
 		last := applied[n-1]
@@ -200,6 +201,7 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) error {
 	s.reqs.closed(uri)
 	s.still.closed(uri)
 	s.ahead.closed(uri)
+	s.growth.changed(uri)
 	s.ed.Closed(uri)
 	agent := s.currentAgent()
 	s.sugs.documentClosed(ctx, agent, uri)

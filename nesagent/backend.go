@@ -59,6 +59,13 @@ type Reasoned interface {
 // no suggestion (Quiet).
 const QuietMetaKey = "acp-lsp-bridge/quiet"
 
+// GrowingMetaKey is the key of a nes/suggest result's _meta that is true when the model is still
+// writing the answer its suggestion is from: a nes/suggest at the same version and position is
+// answered once more of the answer is written (everything written so far, as one suggestion), and
+// once it has ended with the whole answer, without the key. A client that shows the suggestion
+// asks again to show the rest as it comes (docs/model-agent.md).
+const GrowingMetaKey = "acp-lsp-bridge/growing"
+
 // maxErrorBytes bounds the text of an error the agent sends.
 const maxErrorBytes = 1000
 

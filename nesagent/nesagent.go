@@ -110,6 +110,10 @@ type Suggestion struct {
 	// Ref, when set, is the engine's own name for the suggestion: Feedback hears of it by Ref
 	// rather than by the id the agent gave it.
 	Ref string
+	// Growing says the suggestion is what the model has written so far of its answer: a request
+	// at the same text and cursor is answered with more of it (the answer's _meta
+	// GrowingMetaKey).
+	Growing bool
 }
 
 // MaxEdits bounds the edit history kept per document.
@@ -565,7 +569,13 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 		a.remember(edit.Id, s.Ref)
 		out = append(out, acp.UnstableNesSuggestion{Edit: &edit})
 	}
-	return acp.UnstableSuggestNesResponse{Suggestions: out}, nil
+	resp := acp.UnstableSuggestNesResponse{Suggestions: out}
+	for _, s := range sugs {
+		if s.Growing && len(out) > 0 {
+			resp.Meta = map[string]any{GrowingMetaKey: true}
+		}
+	}
+	return resp, nil
 }
 
 // engineError is the error answer for an engine's failure: its text, bounded and cleaned, and for

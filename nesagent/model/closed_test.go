@@ -156,10 +156,10 @@ func TestAFollowOfAnEndedRequestIsNotKept(t *testing.T) {
 	var fs follows
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if f, ok := fs.begin(ctx, "file:///w/a.go", "a", "b", func() {}); ok || f != nil || len(fs.byURI) != 0 {
-		t.Errorf("begin with an ended request: %v %v, %d kept", f, ok, len(fs.byURI))
+	if ok := fs.begin(ctx, newFollow("file:///w/a.go", "a", 0, func() {}), "b"); ok || len(fs.byURI) != 0 {
+		t.Errorf("begin with an ended request: %v, %d kept", ok, len(fs.byURI))
 	}
-	if _, ok := fs.begin(context.Background(), "file:///w/a.go", "a", "b", func() {}); !ok || len(fs.byURI) != 1 {
+	if ok := fs.begin(context.Background(), newFollow("file:///w/a.go", "a", 0, func() {}), "b"); !ok || len(fs.byURI) != 1 {
 		t.Error("begin with a live request kept nothing")
 	}
 	stopped := false

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/nesagent"
@@ -73,9 +72,15 @@ func (r *earlyReader) write(piece string) []streamHunk {
 	return out
 }
 
-// apply is the region's text with a hunk made.
-func (r *earlyReader) apply(hk streamHunk) string {
-	lines := append(append(append([]string(nil), r.region[:hk.regionStart]...), hk.lines...), r.region[hk.regionEnd:]...)
+// apply is the region's text with hunks made (complete, in order, none overlapping).
+func (r *earlyReader) apply(hks ...streamHunk) string {
+	var lines []string
+	at := 0
+	for _, hk := range hks {
+		lines = append(append(lines, r.region[at:hk.regionStart]...), hk.lines...)
+		at = hk.regionEnd
+	}
+	lines = append(lines, r.region[at:]...)
 	text := strings.Join(lines, "\n")
 	if r.final && len(lines) > 0 {
 		text += "\n"
@@ -85,10 +90,14 @@ func (r *earlyReader) apply(hk streamHunk) string {
 
 // suggestStreaming asks the model with its answer streamed, and answers as soon as the first
 // changed hunk is complete and passes the quality gate (or with the whole answer, when that comes
-// first). The stream goes on after the early answer: the rest of the answer is kept as the next
-// suggestion, offered without asking the model again once the early one is accepted
-// (follows.take); the stream is closed when the document changes otherwise (DocumentChanged), or
-// the next request for it does not find it accepted. ahead is engine.ask's.
+// first). The stream goes on after the early answer (a follow): each further hunk confirmed joins
+// what was confirmed before into one suggestion, which a request at the same text and cursor is
+// answered with (follows.grownAt, the suggestion marked Growing while the model writes); once the
+// answer has ended, such a request gets the whole answer, as without streaming. What the whole
+// answer changes beyond a suggestion answered is the next suggestion once that one is accepted,
+// offered without asking the model again (follows.take). The stream is closed when the document
+// changes otherwise (DocumentChanged), or the next request for it is elsewhere. ahead is
+// engine.ask's.
 func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in *input, c *call, st Streamer, ahead bool) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
 	// The generation outlives the request: it is ended by the next one for the document, by a
 	// change, or by the request itself while nothing was answered.
@@ -109,22 +118,29 @@ func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in 
 	early := make(chan nesagent.Suggestion, 1)
 	final := make(chan result, 1)
 	er := newEarlyReader(c.lines, in.text[c.start:c.end])
-	var answered atomic.Bool
+	f := newFollow(req.URI, req.Text, req.Cursor, end)
+	var (
+		hunks []streamHunk // confirmed, the first one answered early
+		held  bool         // the first hunk was kept back: the whole answer decides
+	)
 	go func() {
 		defer end()
 		answer, err := st.CompleteStream(gctx, c.Prompt, func(piece string) {
-			if answered.Load() {
+			if held {
 				return
 			}
 			for _, hk := range er.write(piece) {
-				if s, q := e.judge(in, c, er.apply(hk), -1); q == nil {
-					answered.Store(true)
+				hunks = append(hunks, hk)
+				s, q := e.judge(in, c, er.apply(hunks...), -1)
+				switch {
+				case len(hunks) > 1 && q == nil:
+					e.follows.grew(f, s)
+				case len(hunks) == 1 && q == nil:
 					early <- s
+				case len(hunks) == 1:
+					held = true
 					return
 				}
-				// A first hunk the gate keeps back: the whole answer decides.
-				answered.Store(true)
-				return
 			}
 		})
 		if err != nil {
@@ -154,17 +170,20 @@ func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in 
 			return whole(r)
 		default:
 		}
-		f, ok := e.follows.begin(ctx, req.URI, req.Text, applyEdits(req.Text, s.Edits), end)
-		if !ok {
+		if !e.follows.begin(ctx, f, applyEdits(req.Text, s.Edits)) {
 			end() // abandoned (a prefetch dropped) while the answer came: the stream is closed
 			return nil, nil, ctx.Err()
 		}
 		go func() {
 			r := <-final
 			end()
-			e.follows.finish(f, req.Text, r.s, r.quiet == nil && r.err == nil)
+			if r.quiet != nil && r.err == nil {
+				e.dropped(context.WithoutCancel(ctx), req.URI, r.quiet, r.bytes)
+			}
+			e.follows.finish(f, r.s, r.quiet, r.quiet == nil && r.err == nil)
 		}()
 		e.cfg.Log.Debug("model: answered with the first change while the model writes the rest", "uri", req.URI, "format", e.format.Name())
+		s.Growing = true
 		return []nesagent.Suggestion{s}, nil, nil
 	case <-ctx.Done():
 		end() // the request was abandoned before any answer: the stream is closed
@@ -178,83 +197,124 @@ type follows struct {
 	byURI map[string]*follow
 }
 
-// follow is the rest of an answer after its first change was shown.
+// follow is an answer going on after its first change was shown. Its fields but the first four
+// are under follows.mu.
 type follow struct {
 	uri    string
 	base   string // the document the answer is for
-	expect string // the document once the early suggestion is accepted
+	cursor int    // the request's cursor in base
 	stop   func() // closes the stream
 	done   chan struct{}
-	next   *nesagent.Suggestion // the rest of the answer, from expect; nil for none
-	// ended says the answer has ended (next is known); lost, that the document changed to
-	// another text than base and expect, or a newer answer replaced this one; then runs once the
-	// answer has ended with nothing more (follows.after). All three under follows.mu.
+	// expects are the texts of the document once a suggestion answered of it is accepted.
+	expects map[string]bool
+	// grown is what is confirmed so far beyond the early suggestion, as one suggestion of base
+	// (nil: nothing yet); rev counts its changes, told is the rev last answered; more is closed
+	// (and made anew) at each change and at the end.
+	grown     *nesagent.Suggestion
+	rev, told int
+	more      chan struct{}
+	// whole is the whole answer's suggestion of base once it has ended (nil: none; quiet says
+	// why, when the model answered), full the document with it made ("" for none).
+	whole *nesagent.Suggestion
+	quiet *nesagent.Quiet
+	full  string
+	// ended says the answer has ended; lost, that the document changed to a text the answer is
+	// not for, or a newer answer replaced this one; then runs once the answer has ended with
+	// nothing more from thenAt (follows.after).
 	ended, lost bool
 	then        func(lost func() bool)
+	thenAt      string
 }
 
-// begin registers the stream going on after the early answer to a request at base, the document
-// reading expect once that answer is accepted, unless ctx (the request's) has ended: then
-// nothing is registered (ok false), and the caller closes the stream. A prefetch's ctx ends when
-// its document is closed (engine.DocumentClosed), which checks the follows again after it.
-func (fs *follows) begin(ctx context.Context, uri, base, expect string, stop func()) (_ *follow, ok bool) {
-	f := &follow{uri: uri, base: base, expect: expect, stop: stop, done: make(chan struct{})}
+// newFollow is the follow of a stream for a request at base and cursor, closed by stop.
+func newFollow(uri, base string, cursor int, stop func()) *follow {
+	return &follow{uri: uri, base: base, cursor: cursor, stop: stop, done: make(chan struct{}), more: make(chan struct{}), expects: map[string]bool{}}
+}
+
+// begin registers f, whose early answer makes the document read expect once accepted, unless ctx
+// (the request's) has ended: then nothing is registered (false), and the caller closes the
+// stream. A prefetch's ctx ends when its document is closed (engine.DocumentClosed), which checks
+// the follows again after it.
+func (fs *follows) begin(ctx context.Context, f *follow, expect string) bool {
 	fs.mu.Lock()
+	defer fs.mu.Unlock()
 	if ctx.Err() != nil {
-		fs.mu.Unlock()
-		return nil, false
+		return false
 	}
 	if fs.byURI == nil {
 		fs.byURI = map[string]*follow{}
 	}
-	if old := fs.byURI[uri]; old != nil {
+	if old := fs.byURI[f.uri]; old != nil {
 		old.lost = true // superseded: the newer answer's suggestion is the one to follow
 		old.stop()
 	}
-	fs.byURI[uri] = f
-	fs.mu.Unlock()
-	return f, true
+	f.expects[expect] = true
+	fs.byURI[f.uri] = f
+	return true
 }
 
-// finish keeps what the whole answer changes beyond the early suggestion (ok: the whole answer
-// is a suggestion), as a suggestion of the document as it reads once that is accepted. With
-// nothing more to offer, what waits for the end (then) runs before the request at expect is let
-// through.
-func (fs *follows) finish(f *follow, original string, whole nesagent.Suggestion, ok bool) {
-	defer close(f.done)
-	var next *nesagent.Suggestion
-	if full := applyEdits(original, whole.Edits); ok && full != f.expect {
-		p := encoding.CommonPrefix(f.expect, full)
-		p = strings.LastIndexByte(f.expect[:p], '\n') + 1
-		s := encoding.CommonSuffix(f.expect[p:], full[p:])
-		if edits := regionEdits(f.expect[p:len(f.expect)-s], full[p:len(full)-s], p); len(edits) > 0 {
-			next = &nesagent.Suggestion{Edits: edits, Cursor: whole.Cursor}
-		}
-	}
+// grew records s, everything confirmed of f's answer so far, and wakes who waits for it.
+func (fs *follows) grew(f *follow, s nesagent.Suggestion) {
 	fs.mu.Lock()
-	f.next, f.ended = next, true
+	defer fs.mu.Unlock()
+	f.grown = &s
+	f.rev++
+	close(f.more)
+	f.more = make(chan struct{})
+}
+
+// finish records the whole answer (ok: it is a suggestion; else quiet says why, if the model
+// answered). With nothing more to offer from what then waits for, that runs before a request
+// at its text is let through.
+func (fs *follows) finish(f *follow, whole nesagent.Suggestion, quiet *nesagent.Quiet, ok bool) {
+	defer close(f.done)
+	fs.mu.Lock()
+	f.ended = true
+	close(f.more)
+	if ok {
+		f.whole, f.full = &whole, applyEdits(f.base, whole.Edits)
+	} else {
+		f.quiet = quiet
+	}
 	then := f.then
+	none := then != nil && f.rest(f.thenAt) == nil
 	fs.mu.Unlock()
-	if then != nil && next == nil {
+	if none {
 		then(func() bool { return fs.lostFor(f) })
 	}
 }
 
-// after arranges for then to run once the answer of uri's follow expecting expect has ended with
-// nothing more to offer (given follows.lostFor of it), and says whether there is such a follow
-// whose answer is not known to have ended so (false: nothing was arranged).
+// rest is what the whole answer changes beyond the document reading at (a suggestion of f
+// accepted), as a suggestion of at; nil for nothing. Under follows.mu, once f has ended.
+func (f *follow) rest(at string) *nesagent.Suggestion {
+	if f.whole == nil || f.full == at {
+		return nil
+	}
+	p := encoding.CommonPrefix(at, f.full)
+	p = strings.LastIndexByte(at[:p], '\n') + 1
+	s := encoding.CommonSuffix(at[p:], f.full[p:])
+	edits := regionEdits(at[p:len(at)-s], f.full[p:len(f.full)-s], p)
+	if len(edits) == 0 {
+		return nil
+	}
+	return &nesagent.Suggestion{Edits: edits, Cursor: f.whole.Cursor}
+}
+
+// after arranges for then to run once the answer of uri's follow has ended with nothing more to
+// offer once the document reads expect (given follows.lostFor of it), and says whether there is
+// such a follow whose answer is not known to have ended so (false: nothing was arranged).
 func (fs *follows) after(uri, expect string, then func(lost func() bool)) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	f := fs.byURI[uri]
 	switch {
-	case f == nil || f.expect != expect:
+	case f == nil || !f.expects[expect]:
 		return false
 	case !f.ended:
-		f.then = then
+		f.then, f.thenAt = then, expect
 		return true
 	}
-	return f.next != nil
+	return f.rest(expect) != nil
 }
 
 // lostFor reports whether the follow is lost: the document changed to another text than its
@@ -265,9 +325,61 @@ func (fs *follows) lostFor(f *follow) bool {
 	return f.lost
 }
 
-// take answers a request with the rest of an answer when the document reads as it does once the
-// early suggestion was accepted, waiting for the stream to end (or the request); any other text
-// but the answer's own closes the stream. The rest stays for the next request at that text until
+// grownAt answers a request at the very text and cursor of a follow's request (ok): with more of
+// the answer than was answered last, at once, or else once more is confirmed; once the answer
+// has ended, with the whole answer (nothing, and why, when it is kept back). A suggestion of an
+// answer the model still writes is marked Growing. ok is false for any other request, and for
+// one cancelled while it waits.
+func (fs *follows) grownAt(ctx context.Context, req nesagent.Request) (_ []nesagent.Suggestion, _ *nesagent.Quiet, ok bool) {
+	var waited *follow
+	for {
+		fs.mu.Lock()
+		f := fs.byURI[req.URI]
+		if waited != nil && (f != waited || f.lost) {
+			// Lost while this request waited (the document changed, a newer answer replaced
+			// it): nothing more of it, and no new question to the model for a text gone by.
+			fs.mu.Unlock()
+			return nil, nil, true
+		}
+		if f == nil || f.lost || req.Text != f.base || req.Cursor != f.cursor {
+			fs.mu.Unlock()
+			return nil, nil, false
+		}
+		switch {
+		case f.ended && f.whole != nil:
+			f.expects[f.full] = true
+			s := *f.whole
+			fs.mu.Unlock()
+			return []nesagent.Suggestion{s}, nil, true
+		case f.ended:
+			q := f.quiet
+			fs.mu.Unlock()
+			if q == nil {
+				q = &nesagent.Quiet{Rule: RuleNoChange, Why: "the answer ended without a suggestion"}
+			}
+			return nil, q, true
+		case f.grown != nil && f.rev > f.told:
+			f.told = f.rev
+			s := *f.grown
+			f.expects[applyEdits(f.base, s.Edits)] = true
+			fs.mu.Unlock()
+			s.Growing = true
+			return []nesagent.Suggestion{s}, nil, true
+		}
+		more := f.more
+		waited = f
+		fs.mu.Unlock()
+		select {
+		case <-more:
+		case <-ctx.Done():
+			return nil, nil, false
+		}
+	}
+}
+
+// take answers a request with the rest of an answer when the document reads as a suggestion
+// answered of it makes it, waiting for the stream to end (or the request); any other text but
+// the answer's own closes the stream. The rest stays for the next request at that text until
 // the document changes: a request that took it may yet be cancelled (the editor asked again
 // elsewhere), and its answer lost with it.
 func (fs *follows) take(ctx context.Context, req nesagent.Request) (*nesagent.Suggestion, bool) {
@@ -275,10 +387,10 @@ func (fs *follows) take(ctx context.Context, req nesagent.Request) (*nesagent.Su
 	f := fs.byURI[req.URI]
 	switch {
 	case f == nil:
-	case req.Text == f.expect:
+	case f.expects[req.Text]:
 	case req.Text == f.base:
-		// A request at the text the answer is for (one prefetched, still at the text before its
-		// accept): the stream goes on, unless that request asks the model again.
+		// A request at the text the answer is for, elsewhere (or one prefetched, still at the
+		// text before its accept): the stream goes on, unless that request asks the model again.
 		f = nil
 	default:
 		f.lost = true
@@ -296,15 +408,18 @@ func (fs *follows) take(ctx context.Context, req nesagent.Request) (*nesagent.Su
 	case <-ctx.Done():
 		return nil, false // the stream goes on for the next request at this text
 	}
-	return f.next, f.next != nil
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	next := f.rest(req.Text)
+	return next, next != nil
 }
 
-// changed closes the stream of a document whose text is no longer what it was nor what the
-// early suggestion makes it (the user typed on rather than accepting).
+// changed closes the stream of a document whose text is no longer what it was nor what a
+// suggestion answered of it makes it (the user typed on rather than accepting).
 func (fs *follows) changed(uri, text string) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if f := fs.byURI[uri]; f != nil && text != f.expect && text != f.base {
+	if f := fs.byURI[uri]; f != nil && !f.expects[text] && text != f.base {
 		f.lost = true
 		f.stop()
 		delete(fs.byURI, uri)

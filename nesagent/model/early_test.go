@@ -74,6 +74,26 @@ func between(s, a, b string) (string, bool) {
 	return s[i+len(a) : i+len(a)+j], true
 }
 
+// startStreaming starts a streamingZeta2 that changes each line of earlyDoc's region with change
+// and holds the rest after held lines, and an engine asking it; req is a request at line 4.
+func startStreaming(t *testing.T, held int, change func(string) string) (*streamingZeta2, *service, nesagent.Engine, string, nesagent.Request) {
+	t.Helper()
+	z := &streamingZeta2{held: held, release: make(chan struct{}), closed: make(chan struct{}), edit: func(lines []string) []string {
+		out := append([]string(nil), lines...)
+		for i, l := range out {
+			out[i] = change(l)
+		}
+		return out
+	}}
+	srv := newService(t, z.serve)
+	eng, err := New(Config{URL: srv.URL, Model: "zeta-2", Server: "openai", Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := earlyDoc()
+	return z, srv, eng, text, nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")}
+}
+
 // earlyDoc is a file whose 21 lines all fit in Zeta 2's region.
 func earlyDoc() string {
 	var b strings.Builder
@@ -90,20 +110,9 @@ func earlyDoc() string {
 // holds the rest; accepting it, the next request gets the answer's second hunk without asking
 // the model again.
 func TestEarlyAnswerWhileTheModelWrites(t *testing.T) {
-	z := &streamingZeta2{held: 8, release: make(chan struct{}), closed: make(chan struct{}), edit: func(lines []string) []string {
-		out := append([]string(nil), lines...)
-		for i, l := range out {
-			out[i] = strings.Replace(strings.Replace(l, "g(1)", "h(1)", 1), "g(15)", "h(15)", 1)
-		}
-		return out
-	}}
-	srv := newService(t, z.serve)
-	eng, err := New(Config{URL: srv.URL, Model: "zeta-2", Server: "openai", Timeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := earlyDoc()
-	req := nesagent.Request{URI: "file:///w/p.go", Text: text, Cursor: strings.Index(text, "v1 :=")}
+	z, srv, eng, text, req := startStreaming(t, 8, func(l string) string {
+		return strings.Replace(strings.Replace(l, "g(1)", "h(1)", 1), "g(15)", "h(15)", 1)
+	})
 	type got struct {
 		sugs []nesagent.Suggestion
 		err  error
@@ -287,5 +296,66 @@ func TestEarlyReaderWorkIsLinear(t *testing.T) {
 		if tc.name != "blank lines" && (len(hunks) == 0 || er.apply(hunks[0]) != strings.Replace(region, "g(1)", "h(1)", 1)) {
 			t.Errorf("%s: hunks %v", tc.name, hunks)
 		}
+	}
+}
+
+// TestStreamedAnswerGrowsAtTheSameTextAndCursor: after the early answer, a request at the same
+// text and cursor gets everything confirmed so far (marked Growing while the model writes), then
+// waits for more; once the answer has ended, it gets the whole answer, as without streaming. Each
+// suggestion answered, accepted, leaves the rest for the next request. One request to the model.
+func TestStreamedAnswerGrowsAtTheSameTextAndCursor(t *testing.T) {
+	change := func(s string) string {
+		for _, n := range []string{"1", "5", "15"} {
+			s = strings.Replace(s, "g("+n+")", "h("+n+")", 1)
+		}
+		return s
+	}
+	z, srv, eng, text, req := startStreaming(t, 12, change)
+	ask := func(what string) nesagent.Suggestion {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		sugs, err := eng.Suggest(ctx, req)
+		if err != nil || len(sugs) != 1 {
+			t.Fatalf("%s: %+v, %v", what, sugs, err)
+		}
+		return sugs[0]
+	}
+	early := ask("the early answer")
+	if got := applyEdits(text, early.Edits); got != strings.Replace(text, "g(1)", "h(1)", 1) || !early.Growing {
+		t.Fatalf("the early answer (growing %v) makes %q", early.Growing, got)
+	}
+	grown := ask("asked again while the server holds the rest")
+	grownText := strings.Replace(strings.Replace(text, "g(1)", "h(1)", 1), "g(5)", "h(5)", 1)
+	if got := applyEdits(text, grown.Edits); got != grownText || !grown.Growing {
+		t.Fatalf("asked again (growing %v): makes %q, want the first two changes", grown.Growing, got)
+	}
+	// Nothing more is confirmed: the next request waits for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	if sugs, _ := eng.Suggest(ctx, req); len(sugs) != 0 {
+		t.Errorf("asked again with nothing more written: %+v", sugs)
+	}
+	cancel()
+	close(z.release)
+	whole := ask("asked again once the server wrote the rest")
+	for i := 0; whole.Growing && i < 5; i++ {
+		whole = ask("asked again until the answer has ended")
+	}
+	if got := applyEdits(text, whole.Edits); got != change(text) || whole.Growing {
+		t.Fatalf("the settled answer (growing %v) makes %q, want the whole answer", whole.Growing, got)
+	}
+	if again := ask("asked again after the end"); applyEdits(text, again.Edits) != change(text) {
+		t.Error("a request after the end did not get the whole answer again")
+	}
+	// The grown suggestion accepted: the rest of the answer follows it.
+	eng.(nesagent.Watcher).DocumentChanged(req.URI, grownText)
+	next := req
+	next.Text = grownText
+	sugs, err := eng.Suggest(context.Background(), next)
+	if err != nil || len(sugs) != 1 || applyEdits(grownText, sugs[0].Edits) != change(text) {
+		t.Fatalf("after accepting the grown suggestion: %+v, %v", sugs, err)
+	}
+	if n := len(srv.posts()); n != 1 {
+		t.Errorf("%d requests to the model, want 1", n)
 	}
 }

@@ -40,6 +40,13 @@ func (e *engine) SuggestWithReason(ctx context.Context, req nesagent.Request) ([
 // suggest is SuggestWithReason before the key is taken out of its error and reason.
 func (e *engine) suggest(ctx context.Context, req nesagent.Request) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
 	accepted := e.chain.met(req.URI, req.Text)
+	if sugs, quiet, ok := e.follows.grownAt(ctx, req); ok {
+		// Asked again at the text and cursor of an answer the model writes, or has written:
+		// that answer, as far as it goes, without asking again.
+		e.cfg.Log.Debug("model: the answer written so far, at the same text and cursor", "uri", req.URI, "growing", len(sugs) > 0 && sugs[0].Growing)
+		e.chain.answered(req, sugs)
+		return sugs, quiet, nil
+	}
 	if s, ok := e.follows.take(ctx, req); ok {
 		// The early suggestion was accepted: the rest of the same answer, without asking.
 		e.cfg.Log.Debug("model: the rest of the answer after the change accepted", "uri", req.URI)

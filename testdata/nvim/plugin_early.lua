@@ -12,6 +12,9 @@
 --          jumps there, <M-n> shows it, <Tab> takes it.
 --   type:  the ghost text while the fake holds; the user types "y" instead: the fake sees the
 --          stream closed, never released.
+--   grow:  setup({ display = 'mark' }): the mark of line 2 while the fake holds; the release,
+--          with nothing done; <M-n> shows the whole answer (lines 2 to 15, as the bridge was
+--          told it grew), without a second request; <Tab> takes it whole.
 -- The file is saved at the end.
 --
 --   nvim --headless -i NONE -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
@@ -29,7 +32,7 @@ T.install()
 local acp = require('acp_lsp_bridge')
 acp.setup({
   agent = vim.json.decode(os.getenv('EARLY_AGENT')),
-  display = mode == 'mark' and 'mark' or 'ghost',
+  display = (mode == 'mark' or mode == 'grow') and 'mark' or 'ghost',
   suggest_timeout = 30000,
 })
 
@@ -70,7 +73,31 @@ T.run(function()
   T.type_at_end(2, '(')
   check(wait_for(function() return T.line(buf, 2) == 'var x = g(' end, 3000), 'line 2 reads ' .. vim.inspect(T.line(buf, 2)))
 
-  if mode == 'mark' then
+  if mode == 'grow' then
+    check(marked(buf, 2, '⇥ next edit, here'), 'no mark of line 2 after typing: ' .. vim.inspect(drawn(buf)))
+    if held('the mark of line 2 shown') then
+      T.out('STEP mark while held ok')
+    end
+    release()
+    -- The bridge follows the answer and tells the plugin once it has more; the mark's request
+    -- then gets it. Shown once it has come.
+    local whole = wait_for(function()
+      if drawn(buf).preview[1] == nil then
+        api.nvim_input('<M-n>')
+      end
+      local p = drawn(buf).preview
+      return p[1] == '⇥ var x = g(100)' and p[#p] == '⇥ \tv11 := h(11)'
+    end, 10000)
+    if check(whole, 'the preview does not show the whole answer: ' .. vim.inspect(drawn(buf))) then
+      T.out('STEP whole shown ok')
+    end
+    check(state().asked == 1, 'the fake was asked again: ' .. vim.inspect(state()))
+    api.nvim_input('<Tab>')
+    local both = wait_for(function() return T.line(buf, 2) == 'var x = g(100)' and T.line(buf, 15) == '\tv11 := h(11)' end, 3000)
+    if check(both, 'after <Tab> lines 2 and 15 read ' .. vim.inspect({ T.line(buf, 2), T.line(buf, 15) })) then
+      T.out('STEP accept whole ok')
+    end
+  elseif mode == 'mark' then
     check(marked(buf, 2, '⇥ next edit, here'), 'no mark of line 2 after typing: ' .. vim.inspect(drawn(buf)))
     if held('the mark of line 2 shown') then
       T.out('STEP mark while held ok')
