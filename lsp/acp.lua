@@ -40,7 +40,7 @@ return {
     -- than after Neovim's own wait.
     ['acp-lsp-bridge/suggestionReady'] = function(...) return require('acp_lsp_bridge').suggestion_ready(...) end,
   },
-  init_options = { suggestionReady = true },
+  init_options = { suggestionReady = true, asksItself = true },
   -- Each change at once: Neovim otherwise holds a buffer's changes back for 150 ms after each key
   -- (until a request flushes them), and the bridge, which asks the agent once the buffer has been
   -- still after the last key (--ask-ahead), would learn of that key 150 ms late. Neovim shares this

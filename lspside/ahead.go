@@ -86,6 +86,9 @@ type ahead struct {
 	done    chan struct{}
 	started bool        // the timer fired: the request is in flight or answered (aheads.mu)
 	joined  atomic.Bool // an editor's request joined it: the editor needs no telling
+	// answered: the agent answered it (before done is closed); one cancelled, or that never
+	// reached the agent, was not.
+	answered atomic.Bool
 }
 
 // stop ends a request asked ahead, scheduled or in flight.
@@ -200,7 +203,7 @@ func (s *Server) askAheadAfter(snap *document.Snapshot, cursor int, accepted boo
 			return
 		}
 		s.log.Debug().Str("uri", uri).Int("version", a.version).Msg("asking ahead: the document is still")
-		lives, err := s.requestSuggestions(ctx, suggestRequest{snap: cur, cursor: a.cursor, trigger: acp.UnstableNesTriggerKindAutomatic, ahead: true})
+		lives, err := s.requestSuggestions(ctx, suggestRequest{snap: cur, cursor: a.cursor, trigger: acp.UnstableNesTriggerKindAutomatic, ahead: true, answered: &a.answered})
 		if err != nil {
 			s.log.Debug().Str("uri", uri).Err(err).Msg("asking ahead")
 			return
@@ -270,6 +273,12 @@ func (s *Server) joinAhead(ctx context.Context, snap *document.Snapshot, cursor 
 	s.log.Debug().Str("uri", snap.URI).Int("version", snap.Version).Msg("the editor's request joins the one asked ahead")
 	select {
 	case <-a.done:
+		if !a.answered.Load() {
+			// Ended without the agent's answer (cancelled by another request, or never sent):
+			// the editor's request asks anew rather than show nothing.
+			s.log.Debug().Str("uri", snap.URI).Int("version", snap.Version).Msg("the request asked ahead ended without an answer: the editor's request asks anew")
+			return false
+		}
 		return true
 	case <-ctx.Done():
 		return false

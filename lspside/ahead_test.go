@@ -3,6 +3,7 @@ package lspside_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +342,89 @@ func TestAcceptCommandAfterTheAskAtTheAccept(t *testing.T) {
 	}
 	if log := e.logBuf.String(); strings.Contains(log, "not live") {
 		t.Errorf("the accept command found the suggestion ended:\n%s", log)
+	}
+}
+
+// TestAsksItselfAsksAheadFromTheFirstChange: an editor that says it asks by itself
+// (initializationOptions.asksItself, the Neovim plugin and the VS Code extension) is asked ahead
+// for from its first change, before it has asked once; one that says nothing is not, until it has.
+func TestAsksItselfAsksAheadFromTheFirstChange(t *testing.T) {
+	for _, says := range []bool{true, false} {
+		a := &appendAtCursor{}
+		e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: a.suggest}, cfg: lspside.Config{AskAhead: 20 * time.Millisecond}})
+		e.InitializeWith(fakeeditor.InitParams{Root: e.root, Encodings: []string{"utf-16"}, Options: map[string]any{"suggestionReady": true, "asksItself": says}})
+		e.WaitReady()
+		e.Open(aheadURI, "x := f\n")
+		e.Edit(aheadURI, 6, 6, "o")
+		if says {
+			waitSuggests(t, e, 1, "the first change of an editor that asks by itself")
+			items, err := e.Inline(aheadURI, fakeeditor.At(0, 7))
+			if err != nil || len(items) != 1 || items[0].InsertText != "()" {
+				t.Fatalf("the editor's request: %+v %v, want the answer asked ahead", items, err)
+			}
+			if n, _ := suggestsReceived(e); n != 1 {
+				t.Errorf("the agent received %d nes/suggest, want the one asked ahead", n)
+			}
+			continue
+		}
+		time.Sleep(200 * time.Millisecond)
+		if n, _ := suggestsReceived(e); n != 0 {
+			t.Errorf("an editor that said nothing: asked ahead %d times before it asked", n)
+		}
+	}
+}
+
+// TestJoinedAheadEndedWithoutAnswerAsksAnew: the editor's request joins the one asked ahead at
+// its place; another request there (by hand) cancels that one before the agent answered it: the
+// joined request asks anew and shows its answer, rather than answer nothing.
+func TestJoinedAheadEndedWithoutAnswerAsksAnew(t *testing.T) {
+	sc := newScripted()
+	e := aheadEditor(t, sc.suggest, nil, 20*time.Millisecond, "x := f\n")
+	base := editorAsksScripted(t, e, sc)
+	e.Edit(aheadURI, 6, 6, "o")
+	ahead := sc.nextCall(t) // asked ahead, held at the agent
+	joined := e.inlineAsync(aheadURI, fakeeditor.At(0, 7))
+	waitLogged(t, e, "the editor's request joins the one asked ahead")
+	byHand := e.inlineAsyncTriggered(aheadURI, fakeeditor.At(0, 7), 1)
+	select {
+	case <-ahead.ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request asked ahead was not cancelled by the request by hand")
+	}
+	sc.answers <- insertAt("late", aheadURI, 0, 7, "()") // the cancelled one's answer, if it is read
+	for i := 0; i < 2; i++ {
+		c := sc.nextCall(t)
+		sc.answers <- insertAt(fmt.Sprintf("s%d", i), aheadURI, c.req.Position.Line, c.req.Position.Character, "()")
+	}
+	r := waitResult(t, joined)
+	if len(r.items) != 1 || r.items[0].InsertText != "()" {
+		t.Errorf("the joined request: %+v %v, want the answer it asked anew", r.items, r.err)
+	}
+	waitResult(t, byHand)
+	if n, _ := suggestsReceived(e); n != base+3 {
+		t.Errorf("the agent received %d nes/suggest after the change, want 3: ahead, by hand, anew", n-base)
+	}
+}
+
+// editorAsksScripted is editorAsks for a scripted agent: its answer is none.
+func editorAsksScripted(t *testing.T, e *editor, sc *scripted) int {
+	t.Helper()
+	res := e.inlineAsync(aheadURI, fakeeditor.At(0, 0))
+	sc.nextCall(t)
+	sc.answers <- map[string]any{"suggestions": []any{}}
+	waitResult(t, res)
+	n, _ := suggestsReceived(e)
+	return n
+}
+
+// waitLogged waits until the bridge's log has msg.
+func waitLogged(t *testing.T, e *editor, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(e.logBuf.String(), msg) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bridge never logged %q", msg)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -99,3 +99,34 @@ func TestGrowingAnswerIsShownAsItGrows(t *testing.T) {
 		t.Errorf("the agent received %d nes/suggest, want 3: the editor's, and two following its answer", n)
 	}
 }
+
+// TestSameTextAndPlaceAsksOnce: a request at the same text and position as a live suggestion
+// (copilotInlineEdit again, as the plugins send on cursor moves; inline completion by hand) is
+// answered from it: the agent is asked once.
+func TestSameTextAndPlaceAsksOnce(t *testing.T) {
+	a := &appendAtCursor{}
+	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: a.suggest}})
+	e.initialize("utf-16")
+	e.WaitReady()
+	const uri = "file:///work/project/o.go"
+	e.Open(uri, "x := f\n")
+	at := fakeeditor.At(0, 6)
+	for i := 0; i < 2; i++ {
+		if edits, err := e.InlineEdits(uri, at); err != nil || len(edits) != 1 || edits[0].Text != "()" {
+			t.Fatalf("copilotInlineEdit %d: %+v %v", i+1, edits, err)
+		}
+	}
+	if items, err := e.InlineTriggered(uri, at, 1); err != nil || len(items) != 1 || items[0].InsertText != "()" {
+		t.Fatalf("inline completion by hand: %+v %v", items, err)
+	}
+	if n, _ := suggestsReceived(e); n != 1 {
+		t.Errorf("the agent received %d nes/suggest, want 1", n)
+	}
+	// Elsewhere, the agent is asked.
+	if _, err := e.InlineEdits(uri, fakeeditor.At(0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := suggestsReceived(e); n != 2 {
+		t.Errorf("after a request elsewhere the agent received %d nes/suggest, want 2", n)
+	}
+}

@@ -72,6 +72,10 @@ type initOptions struct {
 	// configuration that can ask for inline completion at once (the Neovim plugin, the VS Code
 	// extension) hears when a suggestion asked ahead is ready, rather than waiting on its own.
 	SuggestionReady bool `json:"suggestionReady"`
+	// AsksItself says the editor asks for suggestions by itself while the user types (the Neovim
+	// plugin, the VS Code extension): the bridge asks ahead from the first change on, rather than
+	// once the editor's first automatic request has shown it does (ahead.go).
+	AsksItself bool `json:"asksItself"`
 }
 
 // UnmarshalJSON takes an empty array as no options: Neovim encodes an empty Lua table
@@ -164,6 +168,9 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if o := p.InitializationOptions; o != nil {
 		sess.suggestTimeout = s.durationOption(ctx, "suggestTimeout", o.SuggestTimeout, timeoutBounds)
 		sess.promptTimeout = s.durationOption(ctx, "promptTimeout", o.PromptTimeout, timeoutBounds)
+		if o.AsksItself {
+			s.editorAsksItself.Store(true)
+		}
 	}
 	s.sess.Store(sess)
 	s.life.Store(int32(stateInitialized))

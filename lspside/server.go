@@ -172,7 +172,8 @@ type Server struct {
 	// growth are the answers the bridge follows while the model writes them (growing.go).
 	growth growths
 	// editorAsksItself is set once the editor has asked for a suggestion while the user types (an
-	// automatic inline completion or completion request): only then does the bridge ask ahead.
+	// automatic inline completion or completion request), or said it does
+	// (initializationOptions.asksItself): only then does the bridge ask ahead.
 	editorAsksItself atomic.Bool
 	calls            calls
 	exited           chan struct{}

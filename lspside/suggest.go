@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -35,6 +36,9 @@ type suggestRequest struct {
 	// toldWhy, when set, is set to true when the user was told why nothing shows (the agent's
 	// note on an answer with no suggestion).
 	toldWhy *bool
+	// answered, when set, is set once the agent has answered the request (with or without a
+	// suggestion, for the version asked or an older one).
+	answered *atomic.Bool
 }
 
 var errCancelled = jsonrpc2.Errorf(codeRequestCancelled, "request cancelled")
@@ -129,6 +133,9 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	}
 	if endProgress != nil {
 		endProgress()
+	}
+	if err == nil && req.answered != nil {
+		req.answered.Store(true)
 	}
 	// The earlier suggestions for the document end as replaced once this request is answered (or
 	// not): their nes/reject stays off the request's way to the agent.

@@ -684,6 +684,8 @@ function M.setup(opts)
       promptTimeout = opts.prompt_timeout or vim.NIL,
       automatic = opts.automatic,
       suggestionReady = true,
+      -- Neovim asks by itself as you type: the bridge asks ahead from the first word on.
+      asksItself = true,
     },
   }
   if opts.filetypes then

@@ -542,7 +542,9 @@ async function start(): Promise<void> {
       },
     },
     // acp-lsp-bridge/suggestionReady: the ghost text is asked for as soon as the bridge has it.
-    initializationOptions: { suggestionReady: true },
+    // asksItself: VS Code asks for inline suggestions as the user types, so the bridge asks
+    // ahead from the first change on.
+    initializationOptions: { suggestionReady: true, asksItself: true },
     outputChannel: output,
   };
   const c = new LanguageClient(SECTION, 'acp-lsp-bridge', serverOptions, clientOptions);
