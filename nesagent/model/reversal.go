@@ -2,6 +2,7 @@ package model
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/encoding"
@@ -21,14 +22,17 @@ import (
 //
 // A deliberate edit fails one of these: a deleted line or word leaves no word behind, a rename
 // (count to total) replaces the word's characters, and re-adding a character the user removed
-// on purpose (counts back to count) leaves a known word. docs/model-agent.md states the rule and
-// the references it follows.
+// on purpose (counts back to count) leaves a known word. A rename that keeps the word's
+// characters is told apart by its shape (renameShaped): only the case changed (userName to
+// username), a part of a name added at its start or end (item to itemList, item_list, my_item),
+// or a spelling of the word another English has (color to colour). docs/model-agent.md states
+// the rule and the references it follows.
 func slip(in *input, last event) bool {
 	oldW, newW, ok := touchedWords(last.old, last.new)
 	if !ok || oldW == newW {
 		return false
 	}
-	if !keepsChars(oldW, newW) {
+	if !keepsChars(oldW, newW) || renameShaped(oldW, newW) {
 		return false
 	}
 	// The word as it reads now is in the document once: where the slip made it.
@@ -90,6 +94,49 @@ func keepsChars(oldW, newW string) bool {
 	a, n := utf8.DecodeRuneInString(lost)
 	return utf8.RuneCountInString(lost) == 2 && put == lost[n:]+string(a)
 }
+
+// renameShaped reports whether newW, made from oldW by keeping its characters (keepsChars), has
+// the shape of a name chosen rather than a slip of the fingers: the same letters in another case;
+// oldW with a part of at least two characters added at its end that starts a part of a name (an
+// upper-case letter after a lower-case one, or "_") or at its start that ends one ("_"); or oldW
+// spelled as another English spells it (one of spellings, either way).
+func renameShaped(oldW, newW string) bool {
+	if strings.EqualFold(oldW, newW) {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(newW, oldW); ok && utf8.RuneCountInString(rest) >= 2 {
+		first, _ := utf8.DecodeRuneInString(rest)
+		last, _ := utf8.DecodeLastRuneInString(oldW)
+		if first == '_' || unicode.IsUpper(first) && unicode.IsLower(last) {
+			return true
+		}
+	}
+	if rest, ok := strings.CutSuffix(newW, oldW); ok && utf8.RuneCountInString(rest) >= 2 && strings.HasSuffix(rest, "_") {
+		return true
+	}
+	lo, ln := strings.ToLower(oldW), strings.ToLower(newW)
+	for _, sp := range spellings {
+		for _, d := range [2][2]string{{sp[0], sp[1]}, {sp[1], sp[0]}} {
+			for at := 0; ; {
+				i := strings.Index(lo[at:], d[0])
+				if i < 0 {
+					break
+				}
+				i += at
+				if lo[:i]+d[1]+lo[i+len(d[0]):] == ln {
+					return true
+				}
+				at = i + 1
+			}
+		}
+	}
+	return false
+}
+
+// spellings are the differences of spelling between American and British English that a user
+// renaming a word to the other one makes: color and colour, normalize and normalise, analyze and
+// analyse, center and centre, catalog and catalogue, license and licence.
+var spellings = [][2]string{{"or", "our"}, {"ize", "ise"}, {"yze", "yse"}, {"er", "re"}, {"og", "ogue"}, {"ense", "ence"}}
 
 // countWord counts the occurrences of w in text as a whole word.
 func countWord(text, w string) int {

@@ -35,6 +35,14 @@ func TestReversalTellsASlipFromADeliberateEdit(t *testing.T) {
 		{"an argument added", "\tx := f()", "\tx := f(1)", "func g() {\n\tx := f(1)\n\ty := 2\n}\n", false, RuleUndo},
 		{"a word deleted", "\tlog.Printf(\"debug %v\", x)", "\tlog.Printf(\"%v\", x)", "func g(x int) {\n\tlog.Printf(\"%v\", x)\n\ty := 2\n}\n", false, RuleUndo},
 		{"a known name typed over another", "\tx := alpha", "\tx := beta", "func g(alpha, beta int) {\n\tx := beta\n\tuse(x)\n}\n", false, RuleUndo},
+		// Renames begun that keep the old name's characters.
+		{"a part added to a name", "function total(item: Item[]): number {", "function total(itemList: Item[]): number {",
+			"function total(itemList: Item[]): number {\n  let sum = 0;\n  for (const x of item) sum += x.price;\n  return sum;\n}\n", false, RuleUndo},
+		{"a name's case changed", "def greet(userName):", "def greet(username):",
+			"def greet(username):\n    print('hello', userName)\n    return userName\n", false, RuleUndo},
+		{"a name spelled as British English does", "\tcolor := pick()", "\tcolour := pick()",
+			"func paint() {\n\tcolour := pick()\n\tfill(color)\n\tstroke(color)\n}\n", false, RuleUndo},
+		{"a part added with an underscore", "\tcount = 0", "\tcount_all = 0", "def f(xs):\n\tcount_all = 0\n\tcount += len(xs)\n\treturn count\n", false, RuleUndo},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lineStart := strings.Index(tc.doc, tc.after)
