@@ -13,36 +13,41 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tar --exclude=.git -cf - . | tar -xf - -C "$work"
 engine=nesagent/model/engine.go
-# rule ~ the condition as written ~ the condition that never holds (sed patterns)
+fim=nesagent/model/format_fim.go
+# rule ~ file ~ the condition as written ~ the condition that never holds (sed patterns)
 rules=(
-	'whitespace~if squash(text) == squash(region) {~if false \&\& squash(text) == squash(region) {'
-	'prompt-copy~if m != "" \&\& strings.Contains(text, m)~if false \&\& m != "" \&\& strings.Contains(text, m)'
-	'runaway~if len(text) > 3\*len(region)+maxGrowth {~if false \&\& len(text) > 3*len(region)+maxGrowth {'
-	'runaway~; run >= 3 \&\& run > repeatedLines(regionLines)~; false \&\& run >= 3 \&\& run > repeatedLines(regionLines)'
-	'rewrite~if total >= 3 \&\& 2\*kept < total || total == 2 \&\& kept == 0 {~if false \&\& (total >= 3 \&\& 2*kept < total || total == 2 \&\& kept == 0) {'
-	'undo~if hasLast \&\& undoes(in, c, text, last) {~if false \&\& hasLast \&\& undoes(in, c, text, last) {'
-	'slip~return back \&\& !slip(in, last)~return back'
-	'cut-short~if !e.cfg.NoGate \&\& answer.Cut~if false \&\& !e.cfg.NoGate \&\& answer.Cut'
+	"whitespace~$engine~if squash(text) == squash(region) {~if false \&\& squash(text) == squash(region) {"
+	"prompt-copy~$engine~if m != \"\" \&\& strings.Contains(text, m)~if false \&\& m != \"\" \&\& strings.Contains(text, m)"
+	"runaway~$engine~if len(text) > 3\*len(region)+maxGrowth {~if false \&\& len(text) > 3*len(region)+maxGrowth {"
+	"runaway~$engine~; run >= 3 \&\& run > repeatedLines(regionLines)~; false \&\& run >= 3 \&\& run > repeatedLines(regionLines)"
+	"rewrite~$engine~if total >= 3 \&\& 2\*kept < total || total == 2 \&\& kept == 0 {~if false \&\& (total >= 3 \&\& 2*kept < total || total == 2 \&\& kept == 0) {"
+	"undo~$engine~if hasLast \&\& undoes(in, c, text, last) {~if false \&\& hasLast \&\& undoes(in, c, text, last) {"
+	"slip~$engine~return back \&\& !slip(in, last)~return back"
+	"cut-short~$engine~if !e.cfg.NoGate \&\& answer.Cut~if false \&\& !e.cfg.NoGate \&\& answer.Cut"
+	"repeats-suffix~$fim~return a, RuleRepeatsSuffix, \(.*\)$~if false { return a, RuleRepeatsSuffix, \1 }"
+	"past-line~$fim~	if pastLine {~	if false \&\& pastLine {"
+	"repeats-above~$fim~return a, RuleRepeatsAbove, \(.*\)$~if false { return a, RuleRepeatsAbove, \1 }"
 )
 status=0
-for rule in whitespace prompt-copy runaway rewrite undo slip cut-short; do
+for rule in whitespace prompt-copy runaway rewrite undo slip cut-short repeats-suffix past-line repeats-above; do
 	cp "$engine" "$work/$engine"
+	cp "$fim" "$work/$fim"
 	for r in "${rules[@]}"; do
-		IFS='~' read -r name from to <<<"$r"
+		IFS='~' read -r name file from to <<<"$r"
 		[ "$name" = "$rule" ] || continue
-		before=$(md5sum <"$work/$engine")
-		sed -i "s/$from/$to/" "$work/$engine"
-		if [ "$before" = "$(md5sum <"$work/$engine")" ]; then
-			echo "$rule: the mutation no longer applies to $engine: $from"
+		before=$(md5sum <"$work/$file")
+		sed -i "s/$from/$to/" "$work/$file"
+		if [ "$before" = "$(md5sum <"$work/$file")" ]; then
+			echo "$rule: the mutation no longer applies to $file: $from"
 			status=1
 		fi
 	done
-	if ! (cd "$work" && go vet ./nesagent/model/ >/dev/null 2>&1); then
+	if ! (cd "$work" && gofmt -w "$fim" && go vet ./nesagent/model/ >/dev/null 2>&1); then
 		echo "$rule: the mutation does not build: update the patterns"
 		status=1
 		continue
 	fi
-	if (cd "$work" && go test -count=1 ./nesagent/model/ >/dev/null 2>&1 && go test -count=1 -run 'TestEvalBinaryGateKeepsNoiseBack|TestEvalBinary$' ./cmd/acp-lsp-bridge/ >/dev/null 2>&1); then
+	if (cd "$work" && go test -count=1 ./nesagent/model/ >/dev/null 2>&1 && go test -count=1 -run 'TestEvalBinaryGateKeepsNoiseBack|TestEvalBinary$|TestEvalBinaryFIM' ./cmd/acp-lsp-bridge/ >/dev/null 2>&1); then
 		echo "$rule: taken out, every test still passes"
 		status=1
 	else
@@ -50,4 +55,5 @@ for rule in whitespace prompt-copy runaway rewrite undo slip cut-short; do
 	fi
 done
 cp "$engine" "$work/$engine"
+cp "$fim" "$work/$fim"
 exit $status

@@ -76,7 +76,7 @@ Metrics:
   quiet where none      how often it suggested none where none was expected
   kept back             the answers the agent had but did not show, by rule (its quality gate:
                         cut-short, whitespace, prompt-copy, runaway, rewrite, undo, and for a
-                        completion at the cursor repeats-suffix; or what it
+                        completion at the cursor repeats-suffix, past-line, repeats-above; or what it
                         cannot show: no-change, unreadable, unfit-text, outside-region), and how
                         many of them were where nothing was expected (noise kept back) or where
                         an edit was (an answer lost); --no-gate runs the agent without its gate,

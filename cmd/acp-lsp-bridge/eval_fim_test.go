@@ -23,6 +23,10 @@ type fakeFIM struct {
 	empty     bool
 	// noise answers what follows the cursor again, as a model that lost the thread does.
 	noise bool
+	// pastLine answers a new line (a break, the cursor's line's indentation, a call) as a model
+	// that goes on writing after a finished line does; lineAbove, where the cursor's line is
+	// blank, the line above it again.
+	pastLine, lineAbove bool
 
 	// tokens are the FIM tokens of a raw prompt at /v1/completions.
 	tokens struct{ pre, suf, mid string }
@@ -82,6 +86,18 @@ func (f *fakeFIM) answer(before, after string) string {
 	f.mu.Unlock()
 	if f.noise {
 		return after
+	}
+	last := found.Last()
+	lineStart := strings.LastIndexByte(last[:found.CursorOffset], '\n') + 1
+	line := last[lineStart:found.CursorOffset]
+	switch {
+	case f.pastLine:
+		return "\n" + line[:len(line)-len(strings.TrimLeft(line, " \t"))] + "log(\"here\")"
+	case f.lineAbove && strings.TrimSpace(line) == "":
+		above := strings.Split(strings.TrimRight(last[:lineStart], "\n"), "\n")
+		return strings.TrimSpace(above[len(above)-1])
+	case f.lineAbove:
+		return ""
 	}
 	if f.empty || !found.WantChange {
 		return ""
@@ -244,6 +260,52 @@ func TestEvalBinaryFIM(t *testing.T) {
 		j, _ = run(t, off, "--no-gate")
 		if tot := j.Total; tot.Shown != gated.KeptBackWanted || tot.KeptBack["repeats-suffix"] != 0 || tot.Exact != 0 && tot.Exact > expectNothing {
 			t.Errorf("totals %+v with --no-gate, want the %d answers kept back where an edit was shown, none right", tot, gated.KeptBackWanted)
+		}
+	})
+
+	// A model that goes on past a finished line (where the document goes on below it): the
+	// past-line rule keeps it back in the scenarios that expect nothing there, and --no-gate shows
+	// it; the oracle above has the rule lose nothing, a body after a colon or a brace included.
+	t.Run("past a finished line", func(t *testing.T) {
+		fake := newFakeFIM(t, scenarios, false)
+		fake.pastLine = true
+		j, _ := run(t, fake)
+		byName := map[string]evalResult{}
+		for _, r := range j.Results {
+			byName[r.Name] = r
+		}
+		for _, name := range []string{"go-nothing-return-complete", "java-nothing-next-line-there", "py-nothing-loop-exists", "rs-nothing-sum-complete", "c-nothing-free-done", "go-nothing-after-open"} {
+			if r := byName[name]; r.Shown || r.KeptBack == nil || r.KeptBack.Rule != "past-line" {
+				t.Errorf("%s: shown %v, kept back %+v; want it kept back by past-line", name, r.Shown, r.KeptBack)
+			}
+		}
+		off := newFakeFIM(t, scenarios, false)
+		off.pastLine = true
+		j, _ = run(t, off, "--no-gate")
+		for _, r := range j.Results {
+			if r.KeptBack != nil && r.KeptBack.Rule == "past-line" {
+				t.Errorf("%s with --no-gate: kept back by past-line", r.Name)
+			}
+		}
+		if j.Total.Shown == 0 {
+			t.Error("with --no-gate no answer was shown")
+		}
+	})
+
+	// A model that writes the line above again on a blank line: the repeats-above rule keeps it
+	// back wherever it comes, and --no-gate shows it.
+	t.Run("the line above again", func(t *testing.T) {
+		fake := newFakeFIM(t, scenarios, false)
+		fake.lineAbove = true
+		j, _ := run(t, fake)
+		if tot := j.Total; tot.Shown != 0 || tot.KeptBack["repeats-above"] == 0 {
+			t.Errorf("totals %+v, want none shown, some kept back by repeats-above", tot)
+		}
+		off := newFakeFIM(t, scenarios, false)
+		off.lineAbove = true
+		j, _ = run(t, off, "--no-gate")
+		if tot := j.Total; tot.Shown == 0 || tot.KeptBack["repeats-above"] != 0 {
+			t.Errorf("totals %+v with --no-gate, want the copies shown", tot)
 		}
 	})
 

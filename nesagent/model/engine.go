@@ -187,7 +187,7 @@ const (
 )
 
 // GateRules are the quality gate's rules, in the order they are tried.
-var GateRules = []string{RuleCutShort, RuleWhitespace, RulePromptCopy, RuleRunaway, RuleRewrite, RuleUndo, RuleRepeatsSuffix}
+var GateRules = []string{RuleCutShort, RuleWhitespace, RulePromptCopy, RuleRunaway, RuleRewrite, RuleUndo, RuleRepeatsSuffix, RulePastLine, RuleRepeatsAbove}
 
 // read turns an answer into a suggestion of the request's document, or says why there is none.
 func (e *engine) read(in *input, c *call, answer Answer) (nesagent.Suggestion, *nesagent.Quiet) {

@@ -289,6 +289,19 @@ func TestCleanFIM(t *testing.T) {
 		{"trailing blank lines", p("\tx := ", "\n}\n"), "1\n\n\n", false, "1", ""},
 		{"indentation the line has", &FIMPrompt{Line: "", Lead: 1, Indent: 1, Suffix: "\n}\n", Tokens: &qwen}, "\treturn x\n}", false, "return x", ""},
 		{"line breaks as the server wrote them", p("\tx := ", "\n}\n"), "f(\r\n\t\ta)", false, "f(\n\t\ta)", ""},
+		// A new line after a finished one, with code below: kept back; after a line that wants
+		// its next one (a brace, a colon, an if, a comment), shown.
+		{"past a finished line", p("\treturn a - b", "\n}\n\nfunc g() {}\n"), "\n\tfmt.Println(a)", false, "\n\tfmt.Println(a)", RulePastLine},
+		{"past a finished statement", p("        this.name = name;", "\n        this.age = age;\n    }\n"), "\n        this.id = id;", false, "\n        this.id = id;", RulePastLine},
+		{"after an opening brace", p("\tfor _, x := range xs {", "\n\treturn total\n}\n"), "\n\t\ttotal += x\n\t}", false, "\n\t\ttotal += x\n\t}", ""},
+		{"after a colon", p("    if n < 0:", "\n    return n\n"), "\n        raise ValueError(n)", false, "\n        raise ValueError(n)", ""},
+		{"after an if without braces", p("    if (n < 0)", "\n    return n;\n"), "\n        n = -n;", false, "\n        n = -n;", ""},
+		{"after a comment", p("\t// the total", "\n\treturn total\n"), "\n\ttotal := sum(xs)", false, "\n\ttotal := sum(xs)", ""},
+		{"on the line, after a finished one", p("\treturn a", "\n}\n"), " - b", false, " - b", ""},
+		{"at the end of the document", p("\treturn a - b", "\n"), "\n\tfmt.Println(a)", false, "\n\tfmt.Println(a)", ""},
+		// The cursor's line made a copy of the one above.
+		{"the line above again", &FIMPrompt{Prefix: "func f() {\n\tx := load()\n", Line: "\t", Indent: 1, Suffix: "\n\tuse(x)\n}\n", Tokens: &qwen}, "x := load()", false, "x := load()", RuleRepeatsAbove},
+		{"a line like the one above", &FIMPrompt{Prefix: "func f() {\n\tx := load()\n", Line: "\t", Indent: 1, Suffix: "\n\tuse(x)\n}\n", Tokens: &qwen}, "y := load()", false, "y := load()", ""},
 	}
 	for _, tc := range cases {
 		got, rule, _ := cleanFIM(tc.p, tc.answer, tc.cut)

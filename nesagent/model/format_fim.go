@@ -71,6 +71,16 @@ const (
 // the cursor.
 const RuleRepeatsSuffix = "repeats-suffix"
 
+// RulePastLine is the FIM gate's rule for a completion that starts a new line after a finished
+// one, where the document goes on below: the line was whole, and what the model writes there
+// would come before the code that follows (cursortab's RejectLeadingNewlineWithSuffix, for a line
+// that is finished: one ending in an opening bracket, an operator or ":" wants its next line).
+const RulePastLine = "past-line"
+
+// RuleRepeatsAbove is the FIM gate's rule for a completion that makes the cursor's line a copy of
+// the line above it (Continue's rewritesLineAbove).
+const RuleRepeatsAbove = "repeats-above"
+
 func (fimFormat) Build(in *input, lim limits) (*call, error) {
 	cfg := lim.cfg
 	lineStart := strings.LastIndexByte(in.text[:in.cursor], '\n') + 1
@@ -223,6 +233,10 @@ func cleanFIM(p *FIMPrompt, answer string, cut bool) (text, rule, why string) {
 			return strings.TrimRight(a, " \t"), RuleCutShort, "cut short: the server stopped at its bound on tokens in the answer's first line"
 		}
 	}
+	restOfLine, below, _ := strings.Cut(p.Suffix, "\n")
+	// A new line started after a finished one, with the document going on below it.
+	pastLine := strings.TrimSpace(restOfLine) == "" && finishedLine(p.Line) && strings.TrimSpace(below) != "" &&
+		strings.HasPrefix(strings.TrimLeft(a, " \t"), "\n")
 	blankLine := strings.TrimSpace(p.Line) == ""
 	if blankLine {
 		a = strings.TrimLeft(a, "\n")
@@ -239,7 +253,6 @@ func cleanFIM(p *FIMPrompt, answer string, cut bool) (text, rule, why string) {
 		}
 	}
 	// The start of what follows the cursor, written again.
-	restOfLine, below, _ := strings.Cut(p.Suffix, "\n")
 	next := firstTextLine(below)
 	for i := 1; i < len(lines) && strings.IndexFunc(next, isWordRune) >= 0; i++ {
 		// Only a line with a word in it: a closing bracket alone may close what the answer
@@ -271,7 +284,57 @@ func cleanFIM(p *FIMPrompt, answer string, cut bool) (text, rule, why string) {
 	if after := strings.TrimLeft(p.Suffix, " \t\n"); after != "" && strings.HasPrefix(after, strings.TrimLeft(a, " \t\n")) {
 		return a, RuleRepeatsSuffix, "the answer only writes again the text after the cursor"
 	}
+	if pastLine {
+		return a, RulePastLine, "the answer starts a new line after a finished one, above code already there"
+	}
+	if first, _, _ := strings.Cut(a, "\n"); !strings.HasPrefix(a, "\n") {
+		if line := strings.TrimSpace(p.Line + first); strings.IndexFunc(line, isWordRune) >= 0 && line == lastTextLine(p.Prefix) {
+			return a, RuleRepeatsAbove, "the answer makes the cursor's line a copy of the one above it"
+		}
+	}
 	return a, "", ""
+}
+
+// finishedLine reports whether line (the cursor's, up to the cursor) reads as a whole line: text
+// that ends in neither an opening bracket nor an operator, a ",", a ":" or a "." (which want a
+// next line); no comment or decorator (which the code they describe follows); and no statement
+// whose body comes on the next line (an if without braces, an else, a definition's head).
+func finishedLine(line string) bool {
+	t := strings.TrimSpace(line)
+	if t == "" {
+		return false
+	}
+	for _, c := range []string{"//", "#", "--", "/*", "*", ";;", "@"} {
+		if strings.HasPrefix(t, c) {
+			return false
+		}
+	}
+	first := t
+	if i := strings.IndexFunc(t, func(r rune) bool { return !isWordRune(r) }); i >= 0 {
+		first = t[:i]
+	}
+	if bodyNext[first] {
+		return false
+	}
+	return !strings.ContainsAny(t[len(t)-1:], "{([,:=+-*/%&|^!<>.\\?")
+}
+
+// bodyNext are the words that start a statement whose body may come on the next line.
+var bodyNext = map[string]bool{
+	"if": true, "else": true, "elif": true, "for": true, "while": true, "do": true, "switch": true, "case": true,
+	"try": true, "catch": true, "finally": true, "with": true, "def": true, "class": true, "fn": true, "func": true,
+	"function": true, "struct": true, "enum": true, "impl": true, "match": true, "loop": true, "foreach": true,
+}
+
+// lastTextLine is the last line of s with text, its indentation trimmed.
+func lastTextLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if t := strings.TrimSpace(lines[i]); t != "" {
+			return t
+		}
+	}
+	return ""
 }
 
 // firstTextLine is the first line of s with text, its indentation trimmed.
