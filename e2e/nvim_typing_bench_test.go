@@ -56,7 +56,11 @@ import (
 // swept value's "ahead<value>-"): the median and the 90th percentile of last key → ghost text
 // (ms; a word without ghost text within 3 s counts as 3 s, and is counted in -no-ghost-words),
 // the model time thrown away per word (ms), and for all words of a configuration thrown-ms/word;
-// the ratios of the medians to today's. A line a configuration and way (b.Logf) splits the time
+// the ratios of the medians to today's; the words whose whole-word request the fake answered and
+// that showed no ghost text (-answered-unshown-words, 0 when every answer that comes is shown);
+// and the first word of each Neovim (a warm-up word, left out of the rest): its ghost text
+// (first-word-ghost-ms) and its ratio to the later words' median (first-word-ghost/median, about
+// 1 when it is asked ahead as they are: the plugin says initializationOptions.asksItself). A line a configuration and way (b.Logf) splits the time
 // thrown away into what was asked while typing and what after the ghost text. Each configuration
 // takes about 80 s: a sweep wants a -timeout above the default 10 minutes.
 func BenchmarkNeovimTyping(b *testing.B) {
@@ -92,9 +96,12 @@ func BenchmarkNeovimTyping(b *testing.B) {
 		configs = append(configs, c)
 	}
 	results := map[string][]typingWord{}
+	firsts := map[string][]typingWord{}
 	for range b.N {
 		for _, c := range configs {
-			results[c.name] = append(results[c.name], runTyping(b, bridge, repo, c, words)...)
+			first, ws := runTyping(b, bridge, repo, c, words)
+			results[c.name] = append(results[c.name], ws...)
+			firsts[c.name] = append(firsts[c.name], first)
 		}
 	}
 	b.StopTimer()
@@ -110,6 +117,19 @@ func BenchmarkNeovimTyping(b *testing.B) {
 			b.ReportMetric(typingMean(s.thrown), c.prefix+mode+"-thrown-ms/word")
 			if s.missed > 0 {
 				b.ReportMetric(float64(s.missed), c.prefix+mode+"-no-ghost-words")
+			}
+			// Answers that came and were never shown: the fake answered the whole word, and no
+			// ghost text appeared.
+			b.ReportMetric(float64(s.unshownAnswers), c.prefix+mode+"-answered-unshown-words")
+			if mode == firsts[c.name][0].mode {
+				// The first word of each Neovim (a warm-up word, not among the measured):
+				// asked ahead like every later word, its ghost text comes as soon as theirs.
+				f := typingSummarize(firsts[c.name], mode)
+				b.ReportMetric(f.median, c.prefix+"first-word-ghost-ms")
+				if s.median > 0 {
+					b.ReportMetric(f.median/s.median, c.prefix+"first-word-ghost/median")
+				}
+				b.ReportMetric(float64(f.unshownAnswers), c.prefix+"first-word-answered-unshown")
 			}
 			medians[c.prefix+mode] = s.median
 			b.Logf("%-18s %-6s last key → ghost: median %4.0f ms, p90 %4.0f ms (%d words, %d without ghost text); thrown away %4.0f ms/word (while typing %4.0f, after the ghost text %4.0f); requests/word %.1f, %d aborted, %d answered and never shown; %d after the driver's undo, left out; region %s",
@@ -367,7 +387,7 @@ git init -q && git add -A && git -c user.name=bench -c user.email=bench@example.
 // runTyping runs the driver in a Neovim of its own for c: a warm-up word per way of answering,
 // then words of each, alternating; it returns the measured words with the fake's requests
 // while each was typed and looked at.
-func runTyping(b *testing.B, bridge, repo string, c typingConfig, n int) []typingWord {
+func runTyping(b *testing.B, bridge, repo string, c typingConfig, n int) (first typingWord, measured []typingWord) {
 	dir := b.TempDir()
 	work, xdg, none := filepath.Join(dir, "work"), filepath.Join(dir, "xdg"), filepath.Join(dir, "none")
 	for _, d := range []string{work, xdg, none} {
@@ -457,6 +477,9 @@ func runTyping(b *testing.B, bridge, repo string, c typingConfig, n int) []typin
 	if len(got) != len(plans) {
 		b.Fatalf("%s: the driver typed %d words, want %d:\n%s", c.name, len(got), len(plans), results)
 	}
+	if len(got) == 0 {
+		b.Fatalf("%s: the driver typed no word", c.name)
+	}
 	// Each request belongs to the word typed when it started.
 	for _, r := range z.requests() {
 		i := len(starts) - 1
@@ -467,7 +490,9 @@ func runTyping(b *testing.B, bridge, repo string, c typingConfig, n int) []typin
 			got[i].requests = append(got[i].requests, r)
 		}
 	}
-	return slices.DeleteFunc(got, func(w typingWord) bool { return w.mode == "" })
+	first = got[0]
+	first.mode = plans[0].Mode
+	return first, slices.DeleteFunc(got, func(w typingWord) bool { return w.mode == "" })
 }
 
 // typingSummary is what the words of one way of answering came to.
@@ -479,7 +504,10 @@ type typingSummary struct {
 	requests              float64   // requests a word, the driver's resets aside
 	aborted, unshown      int
 	resets                int // requests after the driver's undo, left out
-	region                string
+	// unshownAnswers are the words whose whole-word request the fake answered (the answer, or
+	// the changed line and the two after it, sent) and that showed no ghost text.
+	unshownAnswers int
+	region         string
 }
 
 func typingSummarize(ws []typingWord, mode string) typingSummary {
@@ -504,6 +532,9 @@ func typingSummarize(ws []typingWord, mode string) typingSummary {
 				(shown < 0 || r.sent.Before(w.requests[shown].sent)) {
 				shown = i
 			}
+		}
+		if w.ghostMS < 0 && shown >= 0 && !w.requests[shown].aborted {
+			s.unshownAnswers++
 		}
 		var thrown, typing, after float64
 		for i, r := range w.requests {
