@@ -82,15 +82,20 @@ Metrics:
                         an edit was (an answer lost); --no-gate runs the agent without its gate,
                         and --gate-effect runs the scenarios both ways and sets the figures side
                         by side
-  latency               p50 and p90 (nearest rank) of the time nes/suggest took; as each scenario
-                        has an agent of its own, each includes the agent's first request to the
-                        server: a new connection (and, for a raw format with --model-server auto,
-                        its /api/version probe: name the server to leave it out) and the model's
-                        time; not the agent's start
+  latency               p50 and p90 (nearest rank) of the time to the settled suggestion; as each
+                        scenario has an agent of its own, each includes the agent's first request
+                        to the server: a new connection (and, for a raw format with
+                        --model-server auto, its /api/version probe: name the server to leave it
+                        out) and the model's time; not the agent's start
+  first suggestion      the agent's first answer, while its model may still write (a streamed
+                        rewrite is answered with its first change): when it came and its score,
+                        per scenario (FIRST CHRF, FIRST MS) and in the totals. An agent that says
+                        its answer grows (_meta "acp-lsp-bridge/growing") is asked again at the
+                        same place until it has ended: every other figure is that settled
+                        suggestion's, what the user sees once the model has finished
   model's time          p50 and p90 of the model's part of the latency: from the prompt written
                         to the server to the answer read whole, as the agent logs each answer
-                        (its "model: answer" line, took less setup); a streamed answer can be
-                        shown before it ends, so this can exceed the latency
+                        (its "model: answer" line, took less setup)
   first connection      p50 and p90 of the part of the agent's first request before the server
                         had the prompt (setup: the new connection, the /api/version probe)
   agent start           p50 and p90 of the time from the agent's process start to its answer to

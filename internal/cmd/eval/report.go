@@ -72,6 +72,17 @@ type Totals struct {
 	Prompt   Timings
 	Timed    int
 	NewShare float64
+	// First are the same metrics of the first suggestions (Result.First), the fields above being
+	// the settled ones'; Grew counts the results whose answer grew after the first.
+	First FirstTotals
+	Grew  int
+}
+
+// FirstTotals are the metrics of the first suggestions of a set of results.
+type FirstTotals struct {
+	Exact, Shown, Quiet int
+	ChrF                float64
+	P50, P90            time.Duration
 }
 
 func (r *Report) evaluated() int {
@@ -103,9 +114,9 @@ func (r *Report) summarize() {
 // Summarize computes the totals of results.
 func Summarize(results []*Result) Totals {
 	var t Totals
-	var lat, model, connect, start []time.Duration
+	var lat, firstLat, model, connect, start []time.Duration
 	var timed []Timings
-	sum := 0.0
+	sum, firstSum := 0.0, 0.0
 	for _, r := range results {
 		t.Scenarios++
 		if !r.Evaluated() {
@@ -114,6 +125,22 @@ func Summarize(results []*Result) Totals {
 		}
 		t.Evaluated++
 		lat = append(lat, r.Latency)
+		firstLat = append(firstLat, r.First.Latency)
+		if r.Grew > 0 {
+			t.Grew++
+		}
+		if r.First.Exact {
+			t.First.Exact++
+		}
+		switch {
+		case r.Scenario.WantChange && r.First.Shown:
+			t.First.Shown++
+		case !r.Scenario.WantChange && !r.First.Shown:
+			t.First.Quiet++
+		}
+		if r.HasChrF {
+			firstSum += r.First.ChrF
+		}
 		if r.Model != nil {
 			model = append(model, *r.Model)
 		}
@@ -160,7 +187,9 @@ func Summarize(results []*Result) Totals {
 	}
 	if t.ChrFCount > 0 {
 		t.ChrF = sum / float64(t.ChrFCount)
+		t.First.ChrF = firstSum / float64(t.ChrFCount)
 	}
+	t.First.P50, t.First.P90 = Percentile(firstLat, 50), Percentile(firstLat, 90)
 	t.LatencyCount = len(lat)
 	t.P50, t.P90 = Percentile(lat, 50), Percentile(lat, 90)
 	t.ModelCount, t.ModelP50, t.ModelP90 = len(model), Percentile(model, 50), Percentile(model, 90)
@@ -234,6 +263,13 @@ func chrfText(t Totals) string {
 	return fmt.Sprintf("%.1f", t.ChrF)
 }
 
+func firstChrFText(t Totals) string {
+	if t.ChrFCount == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", t.First.ChrF)
+}
+
 // keptBackText is how many answers the agent kept back, by rule.
 func keptBackText(t Totals) string {
 	n := t.KeptBackRight + t.KeptBackWanted
@@ -274,14 +310,17 @@ func (r *Report) Human() string {
 	}
 	b.WriteString("\n\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tKIND\tLANGUAGE\tRESULT\tCHRF\tSUGGEST MS\tMODEL MS\tCONNECT MS\tSTART MS\tKEPT BACK")
+	fmt.Fprintln(w, "SCENARIO\tKIND\tLANGUAGE\tRESULT\tCHRF\tSUGGEST MS\tMODEL MS\tCONNECT MS\tSTART MS\tKEPT BACK\tFIRST CHRF\tFIRST MS")
 	for _, res := range r.Results {
 		s := res.Scenario
 		chrf, ms, model, connect, start := "-", "-", "-", "-", "-"
+		firstChrF, firstMS := "-", "-"
 		if res.Evaluated() {
 			ms = fmt.Sprint(res.Latency.Milliseconds())
+			firstMS = fmt.Sprint(res.First.Latency.Milliseconds())
 			if res.HasChrF {
 				chrf = fmt.Sprintf("%.1f", res.ChrF)
+				firstChrF = fmt.Sprintf("%.1f", res.First.ChrF)
 			}
 			if res.Model != nil {
 				model = fmt.Sprint(res.Model.Milliseconds())
@@ -297,7 +336,7 @@ func (r *Report) Human() string {
 		if res.KeptBack != "" {
 			kept = res.KeptBack
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Language, res.outcome(), chrf, ms, model, connect, start, kept)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Kind, s.Language, res.outcome(), chrf, ms, model, connect, start, kept, firstChrF, firstMS)
 	}
 	w.Flush()
 	for _, res := range r.Results {
@@ -333,6 +372,10 @@ func (r *Report) Human() string {
 		fmt.Fprintf(w, "nes/suggest latency\tp50 %d ms, p90 %d ms\tover %d answers; each holds the agent's first request to the server and its own work, not its start\n", t.P50.Milliseconds(), t.P90.Milliseconds(), t.LatencyCount)
 	} else {
 		fmt.Fprintf(w, "nes/suggest latency\t-\n")
+	}
+	if t.LatencyCount > 0 {
+		fmt.Fprintf(w, "first suggestion\tchrF %s, exact %s, shown where expected %s, quiet where none %s, p50 %d ms, p90 %d ms\tthe agent's first answer, while its model may still write (%d of %d grew after it); the figures above are the settled suggestion's, once the answer had ended\n",
+			firstChrFText(t), frac(t.First.Exact, t.Evaluated), frac(t.First.Shown, t.ExpectChange), frac(t.First.Quiet, t.ExpectNothing), t.First.P50.Milliseconds(), t.First.P90.Milliseconds(), t.Grew, t.Evaluated)
 	}
 	if t.ModelCount > 0 {
 		fmt.Fprintf(w, "model's time\tp50 %d ms, p90 %d ms\tfrom the prompt sent to the server to the answer read whole, as the agent logged it, over %d answers\n", t.ModelP50.Milliseconds(), t.ModelP90.Milliseconds(), t.ModelCount)
@@ -407,6 +450,24 @@ type jsonResult struct {
 	// taken from its cache, when the agent logged them.
 	PromptN *int `json:"promptN,omitempty"`
 	CacheN  *int `json:"cacheN,omitempty"`
+	// First is the first suggestion (the fields above are the settled one's), and Grew how many
+	// answers followed it; null for a result that failed.
+	First *jsonFirst `json:"first"`
+	Grew  int        `json:"grew"`
+}
+
+// jsonFirst is a first suggestion, of a result or in the totals.
+type jsonFirst struct {
+	Shown     *bool    `json:"shown,omitempty"`
+	Exact     *bool    `json:"exact,omitempty"`
+	ChrF      *float64 `json:"chrF"`
+	LatencyMs *float64 `json:"latencyMs,omitempty"`
+	// In the totals: counts and percentiles.
+	ExactN *int     `json:"exactCount,omitempty"`
+	ShownN *int     `json:"shownWhereExpected,omitempty"`
+	QuietN *int     `json:"quietWhereNone,omitempty"`
+	P50    *float64 `json:"latencyP50Ms,omitempty"`
+	P90    *float64 `json:"latencyP90Ms,omitempty"`
 }
 
 type jsonKeptBack struct {
@@ -445,6 +506,10 @@ type jsonTotals struct {
 	PromptTokens   *int     `json:"promptTokens,omitempty"`
 	CachedTokens   *int     `json:"cachedTokens,omitempty"`
 	NewShareMedian *float64 `json:"newShareMedian,omitempty"`
+	// First are the first suggestions' figures (the others are the settled ones'), and Grew
+	// counts the results whose answer grew after the first.
+	First jsonFirst `json:"first"`
+	Grew  int       `json:"grew"`
 }
 
 func round1(f float64) *float64 {
@@ -465,6 +530,15 @@ func toJSONTotals(t Totals) jsonTotals {
 	}
 	for rule, n := range t.KeptBack {
 		j.KeptBack[rule] = n
+	}
+	exact, shown, quiet := t.First.Exact, t.First.Shown, t.First.Quiet
+	j.First = jsonFirst{ExactN: &exact, ShownN: &shown, QuietN: &quiet}
+	j.Grew = t.Grew
+	if t.ChrFCount > 0 {
+		j.First.ChrF = round1(t.First.ChrF)
+	}
+	if t.LatencyCount > 0 {
+		j.First.P50, j.First.P90 = ms(t.First.P50), ms(t.First.P90)
 	}
 	if t.ChrFCount > 0 {
 		j.ChrF = round1(t.ChrF)
@@ -530,6 +604,12 @@ func (r *Report) JSON() []byte {
 			if res.HasChrF {
 				jr.ChrF = round1(res.ChrF)
 			}
+			f := res.First
+			jr.First = &jsonFirst{Shown: &f.Shown, Exact: &f.Exact, LatencyMs: ms(f.Latency)}
+			if res.HasChrF {
+				jr.First.ChrF = round1(f.ChrF)
+			}
+			jr.Grew = res.Grew
 			if !res.Exact {
 				var want, have string
 				if s.WantChange {

@@ -19,6 +19,7 @@ func testResults() []*Result {
 	mk := func(s *Scenario, ms int, shown bool, got string) *Result {
 		r := &Result{Scenario: s, Shown: shown, Latency: time.Duration(ms) * time.Millisecond}
 		r.Score(got)
+		r.First = First{Latency: r.Latency, Shown: r.Shown, Exact: r.Exact, ChrF: r.ChrF} // given whole
 		return r
 	}
 	return []*Result{
@@ -34,9 +35,65 @@ func testResults() []*Result {
 func TestSummarize(t *testing.T) {
 	tot := Summarize(testResults())
 	want := Totals{Scenarios: 6, Evaluated: 5, Failed: 1, Exact: 2, ExpectChange: 3, Shown: 2, ExpectNothing: 2, Quiet: 1,
-		ChrF: 100.0 / 3, ChrFCount: 3, P50: 300 * time.Millisecond, P90: 500 * time.Millisecond, LatencyCount: 5}
+		ChrF: 100.0 / 3, ChrFCount: 3, P50: 300 * time.Millisecond, P90: 500 * time.Millisecond, LatencyCount: 5,
+		First: FirstTotals{Exact: 2, Shown: 2, Quiet: 1, ChrF: 100.0 / 3, P50: 300 * time.Millisecond, P90: 500 * time.Millisecond}}
 	if !reflect.DeepEqual(tot, want) {
 		t.Errorf("totals\n%+v, want\n%+v", tot, want)
+	}
+}
+
+// TestFirstAndSettled: a scenario whose answer grew has its first suggestion (when it came, its
+// score) and its settled one apart, per scenario and in the totals, in the table and the JSON.
+func TestFirstAndSettled(t *testing.T) {
+	rs := testResults()[:1]
+	grown := &Result{Scenario: rs[0].Scenario, Shown: true, Latency: 900 * time.Millisecond, Grew: 2}
+	grown.Score("a\nB\nc\n\n")
+	first := &Result{Scenario: rs[0].Scenario}
+	first.Score("a\nb\nc\n\n") // the first part changed nothing of the expected lines
+	grown.First = First{Latency: 150 * time.Millisecond, Shown: true, Exact: false, ChrF: first.ChrF}
+	rs = append(rs, grown)
+	tot := Summarize(rs)
+	if tot.Exact != 2 || tot.First.Exact != 1 || tot.Grew != 1 || tot.First.P50 != 100*time.Millisecond || tot.P90 != 900*time.Millisecond {
+		t.Errorf("totals %+v", tot)
+	}
+	if tot.ChrF != 100 || tot.First.ChrF != 50 {
+		t.Errorf("chrF settled %.1f, first %.1f; want 100 and 50", tot.ChrF, tot.First.ChrF)
+	}
+	r := &Report{Scenarios: 2, Results: rs}
+	r.summarize()
+	table := strings.Join(strings.Fields(r.Human()), " ")
+	for _, want := range []string{"edit-me finish-line go exact 100.0 900 - - - - 0.0 150", "first suggestion chrF 50.0, exact 1/2, shown where expected 2/2", "(1 of 2 grew after it)"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table does not say %q:\n%s", want, r.Human())
+		}
+	}
+	var j struct {
+		Results []struct {
+			ChrF  *float64 `json:"chrF"`
+			Grew  int      `json:"grew"`
+			First struct {
+				ChrF      *float64 `json:"chrF"`
+				LatencyMs *float64 `json:"latencyMs"`
+				Exact     *bool    `json:"exact"`
+			} `json:"first"`
+		} `json:"results"`
+		Total struct {
+			Grew  int `json:"grew"`
+			First struct {
+				ExactN *int     `json:"exactCount"`
+				ChrF   *float64 `json:"chrF"`
+			} `json:"first"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal(r.JSON(), &j); err != nil {
+		t.Fatal(err)
+	}
+	g := j.Results[1]
+	if g.Grew != 2 || *g.ChrF != 100 || g.First.ChrF == nil || *g.First.ChrF != 0 || *g.First.LatencyMs != 150 || *g.First.Exact {
+		t.Errorf("the JSON of the grown result: %+v", g)
+	}
+	if j.Total.Grew != 1 || *j.Total.First.ExactN != 1 || *j.Total.First.ChrF != 50 {
+		t.Errorf("the JSON totals: %+v", j.Total)
 	}
 }
 

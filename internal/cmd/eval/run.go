@@ -65,7 +65,8 @@ type Result struct {
 	// HasChrF is false for a scenario that expects no change.
 	ChrF    float64
 	HasChrF bool
-	// Latency is how long nes/suggest took: the agent's work and, as the agent is new, its first
+	// Latency is how long the settled suggestion took (nes/suggest, asked again while the answer
+	// grew; First.Latency is the first answer's): the agent's work and, as the agent is new, its first
 	// request to the model's server, the time before the server had the prompt (Connect) and the
 	// model's (Model) included; the agent's start (Start) is not.
 	Latency time.Duration
@@ -89,6 +90,21 @@ type Result struct {
 	// scenario's answers, summed (llama-server's timings, which the model agent logs at
 	// --verbose, as eval runs it); nil when the agent logged none.
 	Timings *Timings
+	// First is the first suggestion, as the agent answered it while its model may still have
+	// been writing; the fields above are the settled one, once the answer had ended (the agent
+	// asked again at the same place for as long as it said its answer was growing: _meta
+	// "acp-lsp-bridge/growing"). For an answer that did not grow, the two are the same.
+	First First
+	// Grew counts the answers that followed the first (0 for an answer given whole).
+	Grew int
+}
+
+// First is a scenario's first suggestion: when it came, whether one was shown, and its score.
+type First struct {
+	Latency time.Duration
+	Shown   bool
+	Exact   bool
+	ChrF    float64
 }
 
 // Evaluated tells that the scenario ran to its score.
@@ -99,12 +115,18 @@ func (r *Result) Evaluated() bool { return r.Err == "" }
 func (r *Result) Score(got string) {
 	s := r.Scenario
 	r.Got = got
-	r.Exact = got == s.Expected
+	r.Exact, r.ChrF = score(s, got)
 	r.HasChrF = s.WantChange
+}
+
+// score is whether got is s's expected text, and for a scenario that expects a change, the chrF
+// of its changed lines.
+func score(s *Scenario, got string) (exact bool, chrf float64) {
 	if s.WantChange {
 		want, have := ChangedLines(s.Last(), s.Expected, got)
-		r.ChrF = ChrF(have, want)
+		chrf = ChrF(have, want)
 	}
+	return got == s.Expected, chrf
 }
 
 // AgentInfo is what the agent said of itself in its initialize answer.
@@ -384,8 +406,23 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 	defer scancel()
 	t0 := time.Now()
 	logged := tail.logged()
-	sugs, note, err := agent.SuggestWithNote(sctx, req)
+	sugs, note, growing, err := agent.SuggestGrowing(sctx, req)
+	res.First.Latency = time.Since(t0)
+	if err == nil {
+		first, firstShown, _ := applyFirst(last, docURI, sugs, enc)
+		res.First.Shown = firstShown
+		res.First.Exact, res.First.ChrF = score(s, first)
+	}
+	// Asked again at the same place while the agent says its model still writes the answer:
+	// what the user sees once it has finished is the answer to the last of these.
+	for err == nil && growing {
+		sugs, note, growing, err = agent.SuggestGrowing(sctx, req)
+		res.Grew++
+	}
 	res.Latency = time.Since(t0)
+	if res.Grew == 0 {
+		res.First.Latency = res.Latency
+	}
 	if err == nil {
 		res.record(tail.answered(logged, r.cfg.AgentVerbose, answerWait))
 	}
@@ -404,7 +441,19 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 		return failed("nes/suggest", err)
 	}
 
-	got := last
+	var got string
+	got, res.Shown, res.Dropped = applyFirst(last, docURI, sugs, enc)
+	res.Score(got)
+	if res.Grew == 0 {
+		res.First = First{Latency: res.Latency, Shown: res.Shown, Exact: res.Exact, ChrF: res.ChrF}
+	}
+	return res, info
+}
+
+// applyFirst is last with the first edit suggestion of docURI among sugs made (shown), and what
+// of sugs was left aside.
+func applyFirst(last, docURI string, sugs []acpside.Suggestion, enc encoding.Kind) (got string, shown bool, dropped []string) {
+	got = last
 	for _, sg := range sugs {
 		switch {
 		case sg.Edit == nil:
@@ -412,22 +461,21 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 			if why == "" {
 				why = "not an edit"
 			}
-			res.Dropped = append(res.Dropped, fmt.Sprintf("a %s suggestion (%s)", orUnknown(sg.Kind), why))
+			dropped = append(dropped, fmt.Sprintf("a %s suggestion (%s)", orUnknown(sg.Kind), why))
 		case sg.Edit.Uri != docURI:
-			res.Dropped = append(res.Dropped, "an edit of another document, "+sg.Edit.Uri)
-		case res.Shown:
-			res.Dropped = append(res.Dropped, "an edit suggestion after the first")
+			dropped = append(dropped, "an edit of another document, "+sg.Edit.Uri)
+		case shown:
+			dropped = append(dropped, "an edit suggestion after the first")
 		default:
 			after, err := ApplyEdits(last, sg.Edit.Edits, enc)
 			if err != nil {
-				res.Dropped = append(res.Dropped, err.Error())
+				dropped = append(dropped, err.Error())
 				continue
 			}
-			got, res.Shown = after, true
+			got, shown = after, true
 		}
 	}
-	res.Score(got)
-	return res, info
+	return got, shown, dropped
 }
 
 func orUnknown(s string) string {

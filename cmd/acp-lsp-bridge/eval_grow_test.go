@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// growScenario: the user changed g( to k( on one line; the same change is expected on two lines
+// below it, far apart.
+const growScenario = `kind: same-change
+language: go
+path: p/calls.go
+description: g( became k( on the first call; the same change on the others that need it
+
+-- before --
+package p
+
+func f() {
+	a := g(1)
+	b := g(2)
+	c := m(3)
+	d := m(4)
+	e := m(5)
+	h := m(6)
+	i := m(7)
+	j := g(8)
+}
+-- edit --
+package p
+
+func f() {
+	a := k(1)‸
+	b := g(2)
+	c := m(3)
+	d := m(4)
+	e := m(5)
+	h := m(6)
+	i := m(7)
+	j := g(8)
+}
+-- expect --
+package p
+
+func f() {
+	a := k(1)
+	b := k(2)
+	c := m(3)
+	d := m(4)
+	e := m(5)
+	h := m(6)
+	i := m(7)
+	j := k(8)
+}
+`
+
+// TestEvalBinaryFirstAndSettled: against a Zeta 2 server that streams its rewrite a line every
+// 30 ms, eval scores the first suggestion (the first change, answered while the model writes)
+// and the settled one (the whole answer, asked again at the same place while the agent says the
+// answer grows) apart: the first is not exact, the settled one is, and the first came sooner.
+func TestEvalBinaryFirstAndSettled(t *testing.T) {
+	bin := buildBridge(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Prompt string `json:"prompt"`
+			Stream bool   `json:"stream"`
+		}
+		if r.URL.Path != "/v1/completions" || json.NewDecoder(r.Body).Decode(&req) != nil || !req.Stream {
+			http.Error(w, "want a streamed /v1/completions", http.StatusBadRequest)
+			return
+		}
+		_, rest, ok := strings.Cut(req.Prompt, "<<<<<<< CURRENT\n")
+		region, _, ok2 := strings.Cut(rest, "=======\n")
+		if !ok || !ok2 {
+			http.Error(w, "not a Zeta 2 prompt", http.StatusBadRequest)
+			return
+		}
+		region = strings.ReplaceAll(region, "<|user_cursor|>", "")
+		w.Header().Set("Content-Type", "text/event-stream")
+		send := func(text string) {
+			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": text}}})
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		for _, l := range strings.SplitAfter(region, "\n") {
+			if l == "" {
+				continue
+			}
+			time.Sleep(30 * time.Millisecond)
+			send(strings.Replace(strings.Replace(l, "g(2)", "k(2)", 1), "g(8)", "k(8)", 1))
+		}
+		send(">>>>>>> UPDATED\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go-same-change-calls.txtar"), []byte(growScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runBin(t, bin, nil, "eval", "--json", "--model-url", srv.URL, "--model", "zeta-2", "--model-server", "openai", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var j struct {
+		Results []struct {
+			Exact     bool     `json:"exact"`
+			ChrF      *float64 `json:"chrF"`
+			LatencyMs *float64 `json:"latencyMs"`
+			Grew      int      `json:"grew"`
+			First     struct {
+				Exact     *bool    `json:"exact"`
+				ChrF      *float64 `json:"chrF"`
+				LatencyMs *float64 `json:"latencyMs"`
+			} `json:"first"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil || len(j.Results) != 1 {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	r := j.Results[0]
+	if !r.Exact || r.Grew == 0 || r.First.Exact == nil || *r.First.Exact || *r.First.ChrF >= *r.ChrF || *r.First.LatencyMs >= *r.LatencyMs {
+		t.Errorf("settled exact %v chrF %v in %v ms, grew %d; first exact %v chrF %v in %v ms: want the first partial and sooner, the settled exact",
+			r.Exact, *r.ChrF, *r.LatencyMs, r.Grew, *r.First.Exact, *r.First.ChrF, *r.First.LatencyMs)
+	}
+	code, stdout, _ = runBin(t, bin, nil, "eval", "--model-url", srv.URL, "--model", "zeta-2", "--model-server", "openai", dir)
+	if code != 0 || !strings.Contains(stdout, "first suggestion") || !strings.Contains(stdout, "(1 of 1 grew after it)") {
+		t.Errorf("the table does not report the first suggestion apart:\n%s", stdout)
+	}
+}
