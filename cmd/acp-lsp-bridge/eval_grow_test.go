@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/eval"
 )
 
 // growScenario: the user changed g( to k( on one line; the same change is expected on two lines
@@ -132,4 +134,58 @@ func TestEvalBinaryFirstAndSettled(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "first suggestion") || !strings.Contains(stdout, "(1 of 1 grew after it)") {
 		t.Errorf("the table does not report the first suggestion apart:\n%s", stdout)
 	}
+}
+
+// TestEvalBinaryStreamedSettlesAsWhole: on every built-in NES scenario, a Zeta 2 model that
+// writes the expected rewrite a line every 10 ms ends, once the answer has settled, exactly as
+// the whole answer does (every scenario exact, as TestEvalBinary's oracle), though the first
+// suggestion of an answer with changes far apart is only its first change.
+func TestEvalBinaryStreamedSettlesAsWhole(t *testing.T) {
+	bin := buildBridge(t)
+	scenarios, err := eval.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeModel(t, scenarios, func(*eval.Scenario) behaviour { return answerRight })
+	fake.zeta2, fake.lineDelay = true, 10*time.Millisecond
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	code, stdout, stderr := runBin(t, bin, nil, "eval", "--json", "--model-url", srv.URL, "--model", "zeta-2", "--model-server", "openai")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var j struct {
+		Results []struct {
+			Name  string   `json:"name"`
+			Exact bool     `json:"exact"`
+			ChrF  *float64 `json:"chrF"`
+			Grew  int      `json:"grew"`
+			First struct {
+				Exact *bool    `json:"exact"`
+				ChrF  *float64 `json:"chrF"`
+			} `json:"first"`
+		} `json:"results"`
+		Total struct {
+			Exact int `json:"exact"`
+			Grew  int `json:"grew"`
+			First struct {
+				ExactN *int `json:"exactCount"`
+			} `json:"first"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range j.Results {
+		if !r.Exact {
+			t.Errorf("%s: the settled suggestion is not the whole answer (grew %d)", r.Name, r.Grew)
+		}
+		if r.ChrF != nil && r.First.ChrF != nil && *r.First.ChrF > *r.ChrF {
+			t.Errorf("%s: the first suggestion scores %.1f, above the settled %.1f", r.Name, *r.First.ChrF, *r.ChrF)
+		}
+	}
+	if j.Total.Exact != len(scenarios) || j.Total.Grew == 0 || *j.Total.First.ExactN >= j.Total.Exact {
+		t.Errorf("totals: %d exact of %d, %d grew, %d first exact; want all exact, some grown from a partial first", j.Total.Exact, len(scenarios), j.Total.Grew, *j.Total.First.ExactN)
+	}
+	t.Logf("%d of %d answers grew; first suggestions exact %d, settled %d", j.Total.Grew, len(scenarios), *j.Total.First.ExactN, j.Total.Exact)
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/cmd/eval"
 )
@@ -188,6 +189,21 @@ type fakeModel struct {
 	auth     []string
 	prompts  map[string]string // the last prompt of each scenario
 	wrongGot map[string]string // the document after the wrong answer of each scenario
+
+	// zeta2 answers Zeta 2's prompts (the region between its CURRENT and ======= markers) with
+	// the region rewritten and its end marker, streamed a line every lineDelay when the request
+	// asks for a stream.
+	zeta2     bool
+	lineDelay time.Duration
+}
+
+// markers are the region's start and end and the cursor's marker in the prompts f answers, and
+// the answer's start and end around the region rewritten.
+func (f *fakeModel) markers() (start, end, cursor, answerStart, answerEnd string) {
+	if f.zeta2 {
+		return "<<<<<<< CURRENT", "=======\n", "<|user_cursor|>", "", ">>>>>>> UPDATED\n"
+	}
+	return regionStart, regionEnd, cursorMark, regionStart + "\n", regionEnd
 }
 
 func newFakeModel(t *testing.T, scenarios []*eval.Scenario, behave func(*eval.Scenario) behaviour) *fakeModel {
@@ -209,18 +225,19 @@ func commonEnds(a, b string) (prefix, suffix int) {
 // answer reads the editable region from the prompt, finds the scenario it belongs to, and
 // writes the region as the behaviour wants it.
 func (f *fakeModel) answer(prompt string) string {
-	i := strings.Index(prompt, regionStart+"\n")
+	start, end, cursor, answerStart, answerEnd := f.markers()
+	i := strings.Index(prompt, start+"\n")
 	if i < 0 {
 		f.t.Errorf("a prompt without an editable region:\n%s", prompt)
 		return ""
 	}
-	body := prompt[i+len(regionStart)+1:]
-	j := strings.Index(body, regionEnd)
+	body := prompt[i+len(start)+1:]
+	j := strings.Index(body, end)
 	if j < 0 {
 		f.t.Errorf("a prompt without the region's end:\n%s", prompt)
 		return ""
 	}
-	region := strings.ReplaceAll(body[:j], cursorMark, "")
+	region := strings.ReplaceAll(body[:j], cursor, "")
 	// The format may have ended the region with a line break the document does not have there.
 	var sc *eval.Scenario
 	at, trimmed := -1, false
@@ -300,15 +317,16 @@ func (f *fakeModel) answer(prompt string) string {
 	case answerGibberish:
 		newRegion = "magazines Cyr Cyr ogle\nmagazines ogle\nCyr\n"
 	case answerCutShort:
-		return regionStart + "\n" + region[:len(region)/2]
+		return answerStart + region[:len(region)/2]
 	}
-	return regionStart + "\n" + newRegion + regionEnd
+	return answerStart + newRegion + answerEnd
 }
 
 func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model    string `json:"model"`
 		Prompt   string `json:"prompt"`
+		Stream   bool   `json:"stream"`
 		Messages []struct {
 			Content string `json:"content"`
 		} `json:"messages"`
@@ -337,6 +355,17 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": finish}}})
 	case "/v1/completions":
 		answer := f.answer(req.Prompt)
+		if req.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, l := range strings.SplitAfter(answer, "\n") {
+				time.Sleep(f.lineDelay)
+				b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": l}}})
+				fmt.Fprintf(w, "data: %s\n\n", b)
+				w.(http.Flusher).Flush()
+			}
+			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+			return
+		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"text": answer, "finish_reason": "stop"}}})
 	default:
 		http.NotFound(w, r)
