@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,12 +110,19 @@ func TestNeovimPluginLoads(t *testing.T) {
 // TestNeovimPluginHealth reads :checkhealth acp_lsp_bridge as the user sees it: the bridge found on
 // the PATH, its version as `acp-lsp-bridge --version` prints it, the built-in agent's verdict from
 // doctor, the encoding the client negotiated; and each failure with what to do: a bridge where
-// there is none (how to install it), an agent that is not installed (doctor's reason), GitHub
+// there is none (how to install it), an agent that is not installed (doctor's reason), the model
+// agent in front of a server that is down (doctor's advice), GitHub
 // Copilot named by its short name (agent = 'copilot') without its language server (doctor
 // --agent copilot: how to install it), the config not enabled and no client for the buffer
 // (testdata/nvim/plugin_health.lua).
 func TestNeovimPluginHealth(t *testing.T) {
-	out, work := runNeovimPlugin(t, "plugin_health.lua", "ALL PASSED")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close() // nothing listens there now
+	out, work := runNeovimPlugin(t, "plugin_health.lua", "ALL PASSED", "HEALTH_DOWN_URL="+down)
 	bridge, _ := binaries(t)
 	version, err := exec.Command(bridge, "--version").Output()
 	if err != nil {
@@ -193,6 +201,21 @@ func TestNeovimPluginHealth(t *testing.T) {
 	}
 	if strings.Contains(copilot, "doctor -- ") || strings.Contains(copilot, "Install the agent, or name it by its full path") {
 		t.Errorf("the report with agent = 'copilot' checks or advises a command after \"--\":\n%s", copilot)
+	}
+
+	// The model agent in front of a server that is down: an error, and what to do, not "ready".
+	server := read("health-server.txt")
+	for _, want := range []string{
+		"ERROR `acp-lsp-bridge agent --model-url " + down,
+		"the model's server does not answer",
+		"nothing answers at the model's address: start the model's server there",
+	} {
+		if !strings.Contains(server, want) {
+			t.Errorf("the report with the model's server down lacks %q:\n%s", want, server)
+		}
+	}
+	if strings.Contains(server, "OK `acp-lsp-bridge agent") {
+		t.Errorf("the report with the model's server down says the agent is ready:\n%s", server)
 	}
 
 	none := read("health-none.txt")

@@ -162,6 +162,13 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				// first request would ask it (the answer is kept for it).
 				m["server"] = k.ServerKind(ctx, min(*timeout, 2*time.Second))
 			}
+			if a, ok := engine.(interface {
+				ServerAnswers(context.Context, time.Duration) (bool, string)
+			}); ok && os.Getenv(model.DoctorEnv) != "" {
+				// For doctor, without a sample suggestion too: whether the server answers at all.
+				answers, why := a.ServerAnswers(ctx, min(*timeout, 2*time.Second))
+				m["serverAnswers"], m["serverWhy"] = answers, why
+			}
 			meta = map[string]any{model.MetaKey: m}
 			if b, ok := engine.(interface{ Billing() (bool, string) }); ok {
 				isBilled, why := b.Billing()

@@ -128,6 +128,9 @@ local function check_agent(path, bridge, agent, name, cwd)
   if name and report.failure == 'not-found' and command then
     -- The reason says how to install it; where the bridge looked is the PATH it inherits.
     table.insert(advice, ('The bridge looks for `%s` on Neovim\'s PATH: install it (the line above says how), or put the folder it is in on that PATH'):format(command))
+  elseif type(report.advice) == 'string' then
+    -- The model's server, or the sample: doctor says what to do.
+    table.insert(advice, report.advice)
   elseif doctor_advice[report.failure] then
     table.insert(advice, doctor_advice[report.failure])
   end

@@ -408,6 +408,24 @@ func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	return out
 }
 
+// ServerAnswers says whether the model's server answers (for doctor: GET /api/version, within
+// wait), and when it does not, why. A hosted service, or another Completer, is not asked (true).
+func (e *engine) ServerAnswers(ctx context.Context, wait time.Duration) (bool, string) {
+	h, ok := e.c.(*httpCompleter)
+	if !ok || h.hostedFIM {
+		return true, ""
+	}
+	if _, ok := Hosted[e.format.Name()]; ok {
+		return true, ""
+	}
+	dctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if k, why := h.askKind(dctx, false); k == kindUnknown {
+		return false, h.scrub.scrub(h.shown + why)
+	}
+	return true, ""
+}
+
 // promptClass is what a format's prompts are: "chat" (chat completions: chat, Instinct), "FIM"
 // (fim) or "raw" (the next-edit models' own prompts: Zeta, Sweep).
 func promptClass(format string) string {

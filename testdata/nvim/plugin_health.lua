@@ -7,12 +7,14 @@
 --   health-agent.txt    setup({ agent = { 'acp-no-such-agent', '--acp' } })
 --   health-copilot.txt  setup({ agent = 'copilot' }) (acp-lsp-bridge --agent copilot), with only
 --                       the bridge's folder on the PATH, so no copilot-language-server
+--   health-server.txt   setup({ agent = the model agent at HEALTH_DOWN_URL }), where nothing listens
 --   health-none.txt     vim.lsp.enable('acp', false): not enabled, from a buffer without a client
 -- It prints "ENCODING <client.offset_encoding>" for the Go test to compare.
 --
 --   nvim --headless -i NONE -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
 --
--- Environment: ACP_PLUGIN_REPO, NVIM_TEST_DIR (the workspace), NVIM_TEST_LIB (shipped_lib.lua).
+-- Environment: ACP_PLUGIN_REPO, NVIM_TEST_DIR (the workspace), NVIM_TEST_LIB (shipped_lib.lua),
+-- HEALTH_DOWN_URL (an address where nothing listens).
 -- Output: "FAIL <what>", then "ALL PASSED"; exit code 0 only then.
 
 local api = vim.api
@@ -48,6 +50,9 @@ T.run(function()
   vim.env.PATH = vim.fn.fnamemodify(vim.fn.exepath('acp-lsp-bridge'), ':h')
   report('health-copilot.txt')
   vim.env.PATH = path
+
+  acp.setup({ agent = { 'acp-lsp-bridge', 'agent', '--model-url', os.getenv('HEALTH_DOWN_URL'), '--model', 'qwen2.5-coder:7b' } })
+  report('health-server.txt')
 
   vim.lsp.enable('acp', false)
   vim.cmd('enew')

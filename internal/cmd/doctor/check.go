@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,9 @@ func sample(ctx context.Context, agent *acpside.Agent, run Run) *sampleReport {
 		// anything the agent wrote.
 		msg := nesagent.CleanText(acpside.ErrorWords(err), 1000)
 		rep.Error = &msg
+		if f, ok := acpside.BackendFailure(err); ok {
+			rep.Reason = f.Reason
+		}
 		return rep
 	}
 	doc := string(uri.File(filepath.Join(run.Dir, "acp-lsp-bridge-doctor-sample.go")))
@@ -88,6 +92,47 @@ func sample(ctx context.Context, agent *acpside.Agent, run Run) *sampleReport {
 	}
 	return rep
 }
+
+// modelOf is the report's model agent's part, nil for any other agent.
+func modelOf(r *Report) *modelReport {
+	if r.Agent == nil {
+		return nil
+	}
+	return r.Agent.Model
+}
+
+// sampleAdvice is what to do about a sample suggestion that failed, from the reason the agent
+// gave (acpside.BackendFailure) and its words: the model agent's words name the address, the
+// status and the variable.
+func sampleAdvice(reason, words string) string {
+	w := strings.ToLower(words)
+	switch {
+	case reason == acpside.ReasonCredentialsRefused:
+		return "the service refused the key: set a valid one in the variable the agent reads it from (doctor's key line names it), then restart the agent (in the editor, the acp-lsp-bridge.restart command)"
+	case reason == acpside.ReasonRateLimited:
+		return "the service asks for a pause (HTTP 429: a rate limit, or your quota is spent): wait, or check your plan with the service"
+	case reason == acpside.ReasonRedirectRefused:
+		return "the server sent the request to another address: name that address in --model-url"
+	case strings.Contains(w, "connection refused"):
+		return "nothing answers at the model's address: start the model's server there (llama-server, Ollama, vLLM), or point --model-url at the one that runs"
+	case strings.Contains(w, "no such host") || strings.Contains(w, "server misbehaving") || strings.Contains(w, "name resolution"):
+		return "the model's host name does not resolve: check the host in --model-url, and the network"
+	case strings.Contains(w, "404") && (strings.Contains(w, "pull") || strings.Contains(w, "model \"") || strings.Contains(w, "model '") || strings.Contains(w, "model not found")):
+		return "the server does not have that model: pull it (Ollama: ollama pull NAME), or name one it serves in --model"
+	case strings.Contains(w, "404"):
+		return "the server has no such endpoint: name the server's root in --model-url (no /v1 path), and what it is with --model-server"
+	case reason == acpside.ReasonBackendTimeout:
+		return "the model's server did not answer in time: is the model loaded and the machine free? raise the agent's --timeout"
+	case serverStatus.MatchString(w):
+		return "the model's server failed (an HTTP 5xx): its own log says why"
+	case reason == acpside.ReasonBackendError:
+		return "the model's server could not answer (" + words + "): is it running at --model-url?"
+	}
+	return "the agent could not answer a suggestion: " + words
+}
+
+// serverStatus finds an HTTP 5xx status in an error's words.
+var serverStatus = regexp.MustCompile(`\b5[0-9][0-9]\b`)
 
 // Run is one check.
 type Run struct {
@@ -231,6 +276,22 @@ func Check(ctx context.Context, run Run) *Report {
 	}
 	if run.Sample {
 		rep.Sample = sample(ctx, agent, run)
+		if s := rep.Sample; s.Error != nil {
+			// The agent starts, but a suggestion asked of it got no answer: in the editor every
+			// one would fail alike.
+			advice := sampleAdvice(s.Reason, *s.Error)
+			head, _, _ := strings.Cut(advice, ": ")
+			rep.fail("nes/suggest", failSample, "the agent starts, but the sample suggestion got no answer: "+head)
+			rep.Advice = &advice
+		}
+	}
+	if m := modelOf(rep); !run.Sample && m != nil && m.ServerAnswers != nil && !*m.ServerAnswers {
+		// No sample was asked, but the model agent asked its server what it is, and got no
+		// answer: no suggestion would get one either.
+		advice := sampleAdvice(acpside.ReasonBackendError, m.ServerWhy)
+		head, _, _ := strings.Cut(advice, ": ")
+		rep.fail("model-server", failModelServer, "the agent starts, but the model's server does not answer: "+head)
+		rep.Advice = &advice
 	}
 	ev := agent.Events()
 	rep.Capabilities = capsReport{
@@ -364,6 +425,9 @@ func describeAgent(resp *acp.InitializeResponse, enc encoding.Kind) *agentReport
 			a.Model = &modelReport{Name: str("model"), Format: str("format"), Why: str("why"), Server: str("server"), KeyEnv: str("keyEnv"), BilledWhy: str("billedWhy")}
 			if b, ok := m["billed"].(bool); ok {
 				a.Model.Billed = &b
+			}
+			if b, ok := m["serverAnswers"].(bool); ok {
+				a.Model.ServerAnswers, a.Model.ServerWhy = &b, nesagent.CleanText(str("serverWhy"), 500)
 			}
 		}
 	}

@@ -281,7 +281,8 @@ func TestDoctorRenderJSON(t *testing.T) {
     ],
     "more": false
   },
-  "warnings": []
+  "warnings": [],
+  "advice": null
 }
 `,
 		"refused": `{
@@ -357,7 +358,8 @@ func TestDoctorRenderJSON(t *testing.T) {
     "heldBack": [],
     "more": false
   },
-  "warnings": []
+  "warnings": [],
+  "advice": null
 }
 `,
 		"not-found": `{
@@ -404,7 +406,8 @@ func TestDoctorRenderJSON(t *testing.T) {
     "heldBack": [],
     "more": false
   },
-  "warnings": []
+  "warnings": [],
+  "advice": null
 }
 `,
 	}

@@ -36,6 +36,8 @@ const (
 	failSessionError      = "session-new-error"
 	failExited            = "agent-exited"
 	failInterrupted       = "interrupted"
+	failSample            = "sample-failed"
+	failModelServer       = "model-server-unreachable"
 )
 
 // Report is what doctor found; its JSON form is the stable --json output.
@@ -63,6 +65,9 @@ type Report struct {
 	// Copilot is set for GitHub Copilot's language server: its mode, its sign-in, what next.
 	Copilot  *copilotReport `json:"copilot,omitempty"`
 	Warnings []string       `json:"warnings"`
+	// Advice is what to do, for people, when the model's server or the sample failed; null
+	// otherwise.
+	Advice *string `json:"advice"`
 }
 
 // exclusionsReport says what the exclusion globs keep from the agent in the workspace folder.
@@ -128,6 +133,9 @@ type sampleReport struct {
 	// First is the first suggestion's first edit's new text, shortened.
 	First *string `json:"first"`
 	Error *string `json:"error"`
+	// Reason is the reason the agent gave for a failure of the service behind it
+	// (data.reason: "credentials_refused", "backend_error", ...), "" when it gave none.
+	Reason string `json:"reason"`
 	// BridgeTimeoutMs is how long the bridge waits for a suggestion, set by BridgeTimeoutFlag
 	// (or initializationOptions.BridgeTimeoutKey); SlowerThanBridge says the sample took longer
 	// (answered or not): in the editor it would come back empty.
@@ -167,6 +175,10 @@ type modelReport struct {
 	// why; null when the agent did not say.
 	Billed    *bool  `json:"billed"`
 	BilledWhy string `json:"billedWhy"`
+	// ServerAnswers says whether the model's server answered the agent's question of what it
+	// is, and ServerWhy why not; null for a hosted service, or an agent that did not say.
+	ServerAnswers *bool  `json:"serverAnswers"`
+	ServerWhy     string `json:"serverWhy"`
 }
 
 type infoReport struct {
@@ -382,6 +394,9 @@ func (r *Report) Human(color bool) string {
 	}
 	for _, w := range r.Warnings {
 		line("warning", w)
+	}
+	if r.Advice != nil {
+		line("fix", *r.Advice)
 	}
 	verdict, code := "OK", "32"
 	if !r.OK {

@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestDoctorFailsOnABrokenModelSetup: doctor --prompt in front of the model agent, for each way a
+// model server setup is broken (nothing listening, Ollama without the model, a host that does not
+// resolve, a refused key, a forbidden one, a rate limit, a server error), says FAIL with what to
+// do, exits 1, and --json says ok false with failure "sample-failed", the sample's error and its
+// advice; a server that answers is OK. Without --prompt, a server that does not answer at all
+// fails the same way (failure "model-server-unreachable").
+func TestDoctorFailsOnABrokenModelSetup(t *testing.T) {
+	bridge, _ := binaries(t)
+	status := func(code int, body string) string {
+		m := newFakeModel(t)
+		m.set(func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			if r.URL.Path == "/api/version" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			fmt.Fprint(w, body)
+		})
+		return m.srv.URL
+	}
+	ollama := func() string {
+		m := newFakeModel(t)
+		m.set(func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			if r.URL.Path == "/api/version" {
+				fmt.Fprint(w, `{"version":"0.12.3"}`)
+				return
+			}
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"error":"model \"qwen2.5-coder:7b\" not found, try pulling it first"}`)
+		})
+		return m.srv.URL
+	}
+	refused := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close() // nothing listens there now
+		return "http://" + addr
+	}
+	for _, tc := range []struct {
+		name, url string
+		advice    string // in the fix line and the JSON's sample.advice
+		ok        bool
+	}{
+		{"nothing listening", refused(), "nothing answers at the model's address", false},
+		{"ollama without the model", ollama(), "ollama pull", false},
+		{"a host that does not resolve", "http://no-such-host.invalid:11434", "does not resolve", false},
+		{"a refused key", status(401, `{"error":{"message":"invalid api key"}}`), "refused the key", false},
+		{"a forbidden key", status(403, `{"detail":"forbidden"}`), "refused the key", false},
+		{"a rate limit", status(429, `{"error":{"message":"slow down"}}`), "asks for a pause", false},
+		{"a server error", status(500, `{"error":{"message":"boom"}}`), "HTTP 5xx", false},
+		{"a server that answers", status(200, `{"choices":[{"text":"m\n","finish_reason":"stop"}]}`), "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--prompt", "--", bridge, "agent", "--model-url", tc.url, "--model", "qwen2.5-coder:7b", "--model-format", "chat", "--timeout", "5s"}
+			r := runDoctor(t, t.TempDir(), []string{"ACP_TEST_KEY=k"}, args...)
+			last := lastLine(r.stdout)
+			if tc.ok {
+				if r.code != 0 || !strings.HasPrefix(last, "OK") {
+					t.Errorf("exit %d, verdict %q; want OK:\n%s", r.code, last, r.stdout)
+				}
+				return
+			}
+			if r.code != 1 || !strings.HasPrefix(last, "FAIL") || !strings.Contains(last, "the sample suggestion got no answer") {
+				t.Errorf("exit %d, verdict %q; want FAIL, the sample:\n%s", r.code, last, r.stdout)
+			}
+			if !strings.Contains(r.stdout, "fix        ") || !strings.Contains(r.stdout, tc.advice) {
+				t.Errorf("the report has no fix line saying %q:\n%s", tc.advice, r.stdout)
+			}
+			j := doctorJSON(t, runDoctor(t, t.TempDir(), nil, append([]string{"--json"}, args...)...))
+			sample, _ := j["sample"].(map[string]any)
+			if j["ok"] != false || j["failure"] != "sample-failed" || j["step"] != "nes/suggest" || sample == nil || sample["error"] == nil ||
+				!strings.Contains(fmt.Sprint(j["advice"]), tc.advice) {
+				t.Errorf("--json: ok %v, failure %v, step %v, advice %v, sample %v", j["ok"], j["failure"], j["step"], j["advice"], sample)
+			}
+			// Without --prompt, doctor still has the agent ask the server what it is: a server
+			// that does not answer at all fails, with the same advice; one that answers (even
+			// to refuse a key) passes, as no suggestion was asked.
+			r = runDoctor(t, t.TempDir(), nil, args[1:]...)
+			if down := tc.name == "nothing listening" || tc.name == "a host that does not resolve"; down {
+				if r.code != 1 || !strings.Contains(lastLine(r.stdout), "the model's server does not answer") || !strings.Contains(r.stdout, "fix        ") {
+					t.Errorf("without --prompt: exit %d, want FAIL, the server does not answer, a fix line:\n%s", r.code, r.stdout)
+				}
+			} else if r.code != 0 {
+				t.Errorf("without --prompt, a server that answers: exit %d:\n%s", r.code, r.stdout)
+			}
+		})
+	}
+}
