@@ -85,7 +85,7 @@ func TestSwitchTurnsAutomaticRequestsOff(t *testing.T) {
 	if n, _ := suggestsReceived(e); n != before {
 		t.Errorf("with the switch off, the agent received %d nes/suggest for automatic requests", n-before)
 	}
-	if n := inline(other, 1); n != 1 {
+	if n := inline(uri, 1); n != 1 {
 		t.Errorf("with the switch off, a request invoked by hand got %d items", n)
 	}
 	if n, triggers := suggestsReceived(e); n != before+1 || triggers[n-1] != "manual" {

@@ -27,9 +27,10 @@ func (s *Server) copilotInlineEdit(ctx context.Context, req *jsonrpc2.Request) (
 			return true
 		}
 		// The agent already answered for this text and this position (the plugins ask again as
-		// the cursor moves, or when told the answer grew): that answer, without asking again.
+		// the cursor moves, or when told the answer grew): that answer, without asking again. A
+		// request by hand asks for another.
 		for _, l := range s.sugs.forDocument(pr.snap.URI, pr.snap.Version) {
-			if l.cursor == pr.cursor && !l.inlineOnly.Load() && (pr.automatic() && s.reqs.automatic(pr.snap.URI) || !pr.automatic()) {
+			if pr.automatic() && s.reqs.automatic(pr.snap.URI) && l.cursor == pr.cursor && !l.inlineOnly.Load() {
 				answered = append(answered, l)
 			}
 		}

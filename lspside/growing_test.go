@@ -100,9 +100,9 @@ func TestGrowingAnswerIsShownAsItGrows(t *testing.T) {
 	}
 }
 
-// TestSameTextAndPlaceAsksOnce: a request at the same text and position as a live suggestion
-// (copilotInlineEdit again, as the plugins send on cursor moves; inline completion by hand) is
-// answered from it: the agent is asked once.
+// TestSameTextAndPlaceAsksOnce: an automatic request at the same text and position as a live
+// suggestion (copilotInlineEdit again, as the plugins send on cursor moves; inline completion) is
+// answered from it: the agent is asked once. A request by hand, or elsewhere, asks.
 func TestSameTextAndPlaceAsksOnce(t *testing.T) {
 	a := &appendAtCursor{}
 	e := newEditor(t, harnessOpts{agentCfg: testagent.Config{Encoding: "utf-16", Suggest: a.suggest}})
@@ -116,17 +116,20 @@ func TestSameTextAndPlaceAsksOnce(t *testing.T) {
 			t.Fatalf("copilotInlineEdit %d: %+v %v", i+1, edits, err)
 		}
 	}
-	if items, err := e.InlineTriggered(uri, at, 1); err != nil || len(items) != 1 || items[0].InsertText != "()" {
-		t.Fatalf("inline completion by hand: %+v %v", items, err)
+	if items, err := e.InlineTriggered(uri, at, 2); err != nil || len(items) != 1 || items[0].InsertText != "()" {
+		t.Fatalf("inline completion: %+v %v", items, err)
 	}
 	if n, _ := suggestsReceived(e); n != 1 {
 		t.Errorf("the agent received %d nes/suggest, want 1", n)
 	}
-	// Elsewhere, the agent is asked.
+	// By hand, or elsewhere, the agent is asked.
+	if _, err := e.InlineTriggered(uri, at, 1); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.InlineEdits(uri, fakeeditor.At(0, 2)); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := suggestsReceived(e); n != 2 {
-		t.Errorf("after a request elsewhere the agent received %d nes/suggest, want 2", n)
+	if n, _ := suggestsReceived(e); n != 3 {
+		t.Errorf("after a request by hand and one elsewhere the agent received %d nes/suggest, want 3", n)
 	}
 }

@@ -115,19 +115,23 @@ func (s *Server) inlineCompletion(ctx context.Context, req *jsonrpc2.Request) (a
 	editor := s.editorEncoding()
 	var through []protocol.InlineCompletionItem
 	typedThrough := func(pr positionRequest) bool {
-		manual := trigger(pr.params) == acp.UnstableNesTriggerKindManual
+		if !pr.automatic() {
+			// Asked by hand: the agent answers (the alternatives VS Code shows with its arrows,
+			// Neovim's cycling), as a request by hand is the way to ask for another.
+			return false
+		}
 		// The agent already answered for this text and this position (a code action's answer that
 		// came after the menu opened, or the editor asking again): that answer, without asking
-		// again; the suggest command (CommandSuggest) asks for another. Not for an automatic request while
-		// the switch is off: then only what was asked for by hand shows.
-		if manual || s.reqs.automatic(pr.snap.URI) {
+		// again. Not while the switch is off: then only typing through what was asked for by hand
+		// shows.
+		if s.reqs.automatic(pr.snap.URI) {
 			if through = s.inlineItems(s.sugs.forDocument(pr.snap.URI, pr.snap.Version), pr.snap, pr.cursor, editor, true); len(through) > 0 {
 				s.log.Debug().Str("uri", pr.snap.URI).Msg("inline completion answered from the agent's answer for this text and position")
 				return true
 			}
 		}
-		if manual || s.cfg.NoTypeThrough {
-			return false // asked by hand: the agent answers
+		if s.cfg.NoTypeThrough {
+			return false
 		}
 		through = s.typeThrough(pr.snap, pr.cursor, editor)
 		return len(through) > 0
