@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -66,9 +67,31 @@ func (u demoUI) style(code, s string) string {
 
 func (u demoUI) say(format string, args ...any) { fmt.Fprintf(u.w, format+"\n", args...) }
 
+const demoUsage = `acp-lsp-bridge demo: a scripted editing session through the real bridge and its built-in agent.
+
+Usage:
+  acp-lsp-bridge demo
+
+It starts this binary as the editor's language server, over real pipes, with its built-in agent
+(no model, no network, nothing to set up), opens a small Go file, types and accepts suggestions as
+an editor does, and prints what a user would see and what went between the bridge and the agent.
+It changes no file of yours. Exit status: 0 when the session went as scripted, 1 when it did not,
+2 for a usage error.
+`
+
 // runDemo drives a scripted editing session through the real bridge binary and its built-in agent,
 // over real pipes, and prints what a user would see.
-func runDemo(ctx context.Context, stdout, stderr io.Writer) int {
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("acp-lsp-bridge demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	if code, done := parseFlags(fs, args, demoUsage, "usage: acp-lsp-bridge demo (it takes no flags or arguments; see --help)", stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "acp-lsp-bridge demo: it takes no arguments (got %q); see --help\n", fs.Args())
+		return 2
+	}
 	ui := demoUI{w: stdout, color: isTerminal(stdout)}
 	if err := demo(ctx, ui); err != nil {
 		fmt.Fprintf(stderr, "acp-lsp-bridge demo: %v\n", err)

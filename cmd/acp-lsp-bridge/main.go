@@ -128,7 +128,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 {
 		switch args[0] {
 		case "demo":
-			return runDemo(ctx, stdout, stderr)
+			return runDemo(ctx, args[1:], stdout, stderr)
 		case "agent":
 			return runAgent(ctx, args[1:], stdin, stdout, stderr)
 		case "doctor":
