@@ -103,32 +103,12 @@ func (s *Server) grew(ctx context.Context, agent *acpside.Agent, snap *document.
 			still = append(still, l)
 		}
 	}
-	if stale || len(still) == 0 || agent != s.currentAgent() {
+	// Nothing is shown of the answer any more, or the text moved on: its new ids end at once.
+	gone := stale || len(still) == 0 || agent != s.currentAgent()
+	now := s.presentAnswer(ctx, agent, snap, cursor, sugs, gone)
+	if gone {
 		s.fwd.Unlock()
-		for _, sg := range sugs {
-			if sg.ID != "" {
-				s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
-			}
-		}
 		return nil
-	}
-	var now []*live
-	for _, sg := range sugs {
-		if sg.ID == "" || sg.Unknown {
-			if sg.ID != "" {
-				s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
-			}
-			continue
-		}
-		l, err := s.present(agent.Encoding(), snap, cursor, sg)
-		if err != nil {
-			s.log.Warn().Str("id", sg.ID).Err(err).Msg("dropping a suggestion")
-			s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
-			continue
-		}
-		if s.sugs.add(ctx, agent, l) {
-			now = append(now, l)
-		}
 	}
 	// What was shown ends, replaced; the first answer stays for ghost text while what replaces
 	// it does not fit there.

@@ -197,6 +197,20 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	defer s.fwd.Unlock()
 	cur, open := s.docs.Get(uri)
 	stale := !open || cur.Version != req.snap.Version || !cur.Mapper.Equal(req.snap.Mapper)
+	out := s.presentAnswer(ctx, agent, req.snap, req.cursor, sugs, stale)
+	if stale && len(sugs) > 0 {
+		s.log.Debug().Str("uri", uri).Int("version", req.snap.Version).Msg("answer for an old version dropped")
+	}
+	if growing && len(out) > 0 {
+		follow = func() { s.followGrowth(agent, req.snap, req.cursor, params, out) }
+	}
+	return out, nil
+}
+
+// presentAnswer records the agent's answer sugs, asked at snap and cursor, as live suggestions
+// and returns those that may be shown; every other id ends as ignored at once (all of them when
+// stale: the answer is for a text the editor no longer has). Under fwd.
+func (s *Server) presentAnswer(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot, cursor int, sugs []acpside.Suggestion, stale bool) []*live {
 	var out []*live
 	for _, sg := range sugs {
 		if sg.ID == "" {
@@ -212,7 +226,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 			s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
 			continue
 		}
-		l, err := s.present(agentEnc, req.snap, req.cursor, sg)
+		l, err := s.present(agent.Encoding(), snap, cursor, sg)
 		if err != nil {
 			s.log.Warn().Str("id", sg.ID).Str("kind", sg.Kind).Err(err).Msg("dropping a suggestion")
 			s.sugs.reject(ctx, agent, sg.ID, acp.UnstableNesRejectReasonIgnored)
@@ -222,13 +236,7 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 			out = append(out, l)
 		}
 	}
-	if stale && len(sugs) > 0 {
-		s.log.Debug().Str("uri", uri).Int("version", req.snap.Version).Msg("answer for an old version dropped")
-	}
-	if growing && len(out) > 0 {
-		follow = func() { s.followGrowth(agent, req.snap, req.cursor, params, out) }
-	}
-	return out, nil
+	return out
 }
 
 // acceptCommand is the command every surface attaches to a suggestion.
