@@ -24,26 +24,31 @@ import (
 // growths are the documents whose answer the bridge follows: at most one each.
 type growths struct {
 	mu    sync.Mutex
-	byURI map[string]context.CancelFunc
+	byURI map[string]*growth
 }
 
-// begin registers the following of uri's answer, ending one going on; stop unregisters it.
+// growth is the following of one answer.
+type growth struct{ cancel context.CancelFunc }
+
+// begin registers the following of uri's answer, ending one going on; stop unregisters it (and
+// only it: a newer one registered meanwhile stays, for a change to end).
 func (g *growths) begin(uri string) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
+	me := &growth{cancel: cancel}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.byURI == nil {
-		g.byURI = map[string]context.CancelFunc{}
+		g.byURI = map[string]*growth{}
 	}
 	if old := g.byURI[uri]; old != nil {
-		old()
+		old.cancel()
 	}
-	g.byURI[uri] = cancel
+	g.byURI[uri] = me
 	return ctx, func() {
 		cancel()
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if c := g.byURI[uri]; c != nil && ctx.Err() != nil {
+		if g.byURI[uri] == me {
 			delete(g.byURI, uri)
 		}
 	}
@@ -53,8 +58,8 @@ func (g *growths) begin(uri string) (ctx context.Context, stop func()) {
 func (g *growths) changed(uri string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if c := g.byURI[uri]; c != nil {
-		c()
+	if gr := g.byURI[uri]; gr != nil {
+		gr.cancel()
 		delete(g.byURI, uri)
 	}
 }
