@@ -408,7 +408,8 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 	logged := tail.logged()
 	sugs, note, growing, err := agent.SuggestGrowing(sctx, req)
 	res.First.Latency = time.Since(t0)
-	if err == nil {
+	if err == nil && growing {
+		// The first suggestion of an answer that goes on; one given whole is the settled one.
 		first, firstShown, _ := applyFirst(last, docURI, sugs, enc)
 		res.First.Shown = firstShown
 		res.First.Exact, res.First.ChrF = score(s, first)
@@ -420,9 +421,6 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 		res.Grew++
 	}
 	res.Latency = time.Since(t0)
-	if res.Grew == 0 {
-		res.First.Latency = res.Latency
-	}
 	if err == nil {
 		res.record(tail.answered(logged, r.cfg.AgentVerbose, answerWait))
 	}
