@@ -117,9 +117,9 @@ func sampleAdvice(reason, words string) string {
 		return "nothing answers at the model's address: start the model's server there (llama-server, Ollama, vLLM), or point --model-url at the one that runs"
 	case strings.Contains(w, "no such host") || strings.Contains(w, "server misbehaving") || strings.Contains(w, "name resolution"):
 		return "the model's host name does not resolve: check the host in --model-url, and the network"
-	case strings.Contains(w, "404") && (strings.Contains(w, "pull") || strings.Contains(w, "model \"") || strings.Contains(w, "model '") || strings.Contains(w, "model not found")):
+	case notFoundStatus.MatchString(w) && (strings.Contains(w, "pull") || strings.Contains(w, "model \"") || strings.Contains(w, "model '") || strings.Contains(w, "model not found")):
 		return "the server does not have that model: pull it (Ollama: ollama pull NAME), or name one it serves in --model"
-	case strings.Contains(w, "404"):
+	case notFoundStatus.MatchString(w):
 		return "the server has no such endpoint: name the server's root in --model-url (no /v1 path), and what it is with --model-server"
 	case reason == acpside.ReasonBackendTimeout:
 		return "the model's server did not answer in time: is the model loaded and the machine free? raise the agent's --timeout"
@@ -131,8 +131,12 @@ func sampleAdvice(reason, words string) string {
 	return "the agent could not answer a suggestion: " + words
 }
 
-// serverStatus finds an HTTP 5xx status in an error's words.
-var serverStatus = regexp.MustCompile(`\b5[0-9][0-9]\b`)
+// notFoundStatus and serverStatus find an HTTP 404 and a 5xx status in an error's words, as the
+// model agent writes a status ("answered 404 Not Found"): never a port or a number of the address.
+var (
+	notFoundStatus = regexp.MustCompile(`\b404 not found\b`)
+	serverStatus   = regexp.MustCompile(`\b5[0-9][0-9] [a-z]`)
+)
 
 // Run is one check.
 type Run struct {

@@ -694,3 +694,18 @@ func TestDoctorPromptedAgent(t *testing.T) {
 		t.Errorf("without --prompt: %s", rep.JSON())
 	}
 }
+
+// TestSampleAdviceReadsTheStatusNotThePort: the advice goes by the status the agent wrote, never
+// by digits of the server's address (a port holding 404 or 500).
+func TestSampleAdviceReadsTheStatusNotThePort(t *testing.T) {
+	for _, tc := range []struct{ words, want string }{
+		{"model: http://127.0.0.1:40467/v1/chat/completions answered 500 Internal Server Error: boom", "HTTP 5xx"},
+		{"model: http://127.0.0.1:50404/api/chat answered 404 Not Found: model \"q\" not found, try pulling it first", "ollama pull"},
+		{"model: http://127.0.0.1:50099/v1/completions answered 404 Not Found: 404 page not found", "no such endpoint"},
+		{"model: request to http://127.0.0.1:40404/v1/completions: dial tcp 127.0.0.1:40404: connect: connection refused", "nothing answers"},
+	} {
+		if got := sampleAdvice(acpside.ReasonBackendError, tc.words); !strings.Contains(got, tc.want) {
+			t.Errorf("%q: advice %q, want it to say %q", tc.words, got, tc.want)
+		}
+	}
+}
