@@ -19,6 +19,7 @@ const (
 	ReasonRateLimited        = "rate_limited"
 	ReasonBackendTimeout     = "backend_timeout"
 	ReasonBackendError       = "backend_error"
+	ReasonBackendUnreachable = "backend_unreachable"
 )
 
 // maxRetryAfter bounds the pause an agent may ask for (data.retryAfterMs).
@@ -44,7 +45,7 @@ func BackendFailure(err error) (Failure, bool) {
 	m, _ := re.Data.(map[string]any)
 	reason, _ := m["reason"].(string)
 	switch reason {
-	case ReasonCredentialsRefused, ReasonRedirectRefused, ReasonRateLimited, ReasonBackendTimeout, ReasonBackendError:
+	case ReasonCredentialsRefused, ReasonRedirectRefused, ReasonRateLimited, ReasonBackendTimeout, ReasonBackendError, ReasonBackendUnreachable:
 	default:
 		return Failure{}, false
 	}

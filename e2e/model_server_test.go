@@ -563,6 +563,18 @@ func TestBinaryModelServerHangsBeforeTheKindCheck(t *testing.T) {
 	s.noKeyAnywhere()
 }
 
+// serveOn is a fake model's server doing behave on ln (an address that nothing listened on
+// before: the server started later), closed when the test ends.
+func serveOn(t *testing.T, ln net.Listener, behave behaviour) *fakeModel {
+	m := &fakeModel{t: t, behave: behave}
+	m.srv = httptest.NewUnstartedServer(http.HandlerFunc(m.serve))
+	m.srv.Listener.Close()
+	m.srv.Listener = ln
+	m.srv.Start()
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
 // TestBinaryModelServerOllamaStartsLater: Ollama is down when the first raw prompt goes out, and
 // up for the next: the agent asks again what serves the model, finds Ollama, and sends the raw
 // prompt to /api/generate (never to Ollama's /v1/completions, which would wrap it in the chat
@@ -582,9 +594,8 @@ func TestBinaryModelServerOllamaStartsLater(t *testing.T) {
 	if err != nil {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
-	ollama := &fakeModel{t: t}
 	healthy := modelHealthy(t)
-	ollama.behave = func(w http.ResponseWriter, r *http.Request, body []byte) {
+	ollama := serveOn(t, ln, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		switch r.URL.Path {
 		case "/api/version":
 			_, _ = io.WriteString(w, `{"version":"0.12.3"}`)
@@ -594,12 +605,7 @@ func TestBinaryModelServerOllamaStartsLater(t *testing.T) {
 		default:
 			healthy(w, r, body)
 		}
-	}
-	ollama.srv = httptest.NewUnstartedServer(http.HandlerFunc(ollama.serve))
-	ollama.srv.Listener.Close()
-	ollama.srv.Listener = ln
-	ollama.srv.Start()
-	defer ollama.srv.Close()
+	})
 	s.wantServed()
 	var paths []string
 	for _, r := range ollama.requests() {
@@ -610,6 +616,55 @@ func TestBinaryModelServerOllamaStartsLater(t *testing.T) {
 	}
 	s.waitLog("the server is Ollama 0.12.3", "Ollama found")
 	s.noKeyAnywhere()
+}
+
+// TestBinaryModelServerUnreachable: nothing listens at the model's address (llama-server not
+// started yet). The first suggestion asked while typing makes the status failed, saying where and
+// what to start; the user is told once; a request by hand gets the same words, not the system's
+// dial error; the agent's log warns once. Once the server runs there, the next request is served
+// and the status is ready again.
+func TestBinaryModelServerUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there
+	s := startModelSession(t, "http://"+addr, "zeta-2")
+	if _, err := s.InlineTriggered(modelURI, fakeeditor.At(2, 7), 2); err != nil {
+		t.Fatalf("a request while typing, with no server: error %v, want an empty result", err)
+	}
+	say := []string{"nothing answers at http://" + addr, "connection refused", "llama-server", "--model-url"}
+	s.Await(statusSaid("failed", say...), messageSaid(say...))
+	_, err = s.ask()
+	if err == nil {
+		t.Fatal("a request by hand with no server: no error")
+	}
+	for _, w := range say {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the editor's error %q does not say %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "dial tcp") {
+		t.Errorf("the editor's error %q shows the system's dial error", err)
+	}
+	if _, err := s.InlineTriggered(modelURI, fakeeditor.At(2, 7), 2); err != nil {
+		t.Fatalf("a second request while typing: %v", err)
+	}
+	if n := s.messagesWith("nothing answers at"); n != 1 {
+		t.Errorf("told %d times that nothing answers, want once: %q", n, s.Record().Messages)
+	}
+	s.waitLog("model: nothing answers at http://"+addr+" (connection refused): is the model's server", "the agent's warning")
+	if n := strings.Count(s.log(), `level=WARN msg=\"model: nothing answers at`); n != 1 {
+		t.Errorf("the agent's log warns %d times that nothing answers, want once", n)
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	serveOn(t, ln, modelHealthy(t))
+	s.wantServed()
+	s.Await(fakeeditor.StatusIs("ready", ""))
 }
 
 // TestBinaryModelServerInvalidText: an answer that would write a NUL byte, or the U+FFFD that

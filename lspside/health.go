@@ -3,6 +3,7 @@ package lspside
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,10 @@ type healthOf struct {
 	// refused is what the agent said when its service refused its credentials or address: the
 	// user must change something, and automatic requests are not sent until an answer comes.
 	refused string
+	// unreachable is what the agent said when nothing answered at its service's address: the
+	// user must start the server (or name its address); requests are still sent, so that the
+	// first answer once it runs ends the state.
+	unreachable string
 	// pauseUntil is when the agent's service takes requests again (its Retry-After, or its
 	// backoff): automatic requests are not sent before; pauseWords says why.
 	pauseUntil time.Time
@@ -66,8 +71,8 @@ func (h *health) answered(agent *acpside.Agent) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.of(agent)
-	changed := h.timeouts >= slowAfter || h.errors >= slowAfter || h.refused != "" || !h.pauseUntil.IsZero()
-	h.timeouts, h.errors, h.refused, h.pauseUntil = 0, 0, "", time.Time{}
+	changed := h.timeouts >= slowAfter || h.errors >= slowAfter || h.refused != "" || h.unreachable != "" || !h.pauseUntil.IsZero()
+	h.timeouts, h.errors, h.refused, h.unreachable, h.pauseUntil = 0, 0, "", "", time.Time{}
 	return changed
 }
 
@@ -115,6 +120,12 @@ func (h *health) failed(agent *acpside.Agent, name string, f acpside.Failure, wo
 		if h.once(f.Reason) {
 			return fmt.Sprintf("acp-lsp-bridge: %s: %s. Suggestions while typing stop until it answers again; asking by hand tries again, and the command %s restarts the agent.", name, words, CommandRestart)
 		}
+	case acpside.ReasonBackendUnreachable:
+		// Failed at the first: no answer can come until the user starts the server.
+		h.unreachable = words
+		if h.once(f.Reason) {
+			return fmt.Sprintf("acp-lsp-bridge: %s: %s.", name, strings.TrimSuffix(words, "."))
+		}
 	case acpside.ReasonRateLimited:
 		if h.once(f.Reason) {
 			return fmt.Sprintf("acp-lsp-bridge: %s: %s. Suggestions while typing pause until the server takes requests again; asking by hand meanwhile says when to try again.", name, words)
@@ -157,6 +168,8 @@ func (h *health) state(agent *acpside.Agent, name string, now time.Time) (string
 		return "", ""
 	case h.refused != "":
 		return StatusFailed, fmt.Sprintf("%s: %s", name, h.refused)
+	case h.unreachable != "":
+		return StatusFailed, fmt.Sprintf("%s: %s", name, h.unreachable)
 	case h.errors >= slowAfter:
 		return StatusFailed, fmt.Sprintf("%s could not get %d suggestions in a row from its model: %s", name, h.errors, h.words)
 	case h.rateLimit && now.Before(h.pauseUntil):
@@ -187,7 +200,7 @@ func (s *Server) backendFailed(ctx context.Context, agent *acpside.Agent, f acps
 	s.log.Warn().Str("dir", "agent→bridge").Str("reason", f.Reason).Dur("retry_after", f.RetryAfter).Str("error", words).Msg("nes/suggest: the agent's service failed")
 	if notice != "" {
 		typ := protocol.MessageTypeWarning
-		if f.Reason == acpside.ReasonCredentialsRefused || f.Reason == acpside.ReasonRedirectRefused || f.Reason == acpside.ReasonBackendError {
+		if f.Reason == acpside.ReasonCredentialsRefused || f.Reason == acpside.ReasonRedirectRefused || f.Reason == acpside.ReasonBackendError || f.Reason == acpside.ReasonBackendUnreachable {
 			typ = protocol.MessageTypeError
 		}
 		s.showMessage(context.WithoutCancel(ctx), typ, notice)

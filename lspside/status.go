@@ -28,8 +28,9 @@ const (
 	// StatusExcluded: the document is kept from the agent (an exclusion glob, or its size).
 	StatusExcluded = "excluded"
 	// StatusFailed: the agent could not start, or exited too often, and the bridge gave up until
-	// the restart command; or the agent's service refused its key or its address, or failed three
-	// suggestions in a row (health.go), until it answers again.
+	// the restart command; or the agent's service refused its key or its address, or nothing
+	// answers at its address, or it failed three suggestions in a row (health.go), until it
+	// answers again.
 	StatusFailed = "failed"
 )
 

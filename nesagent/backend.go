@@ -22,7 +22,12 @@ const (
 	ReasonRateLimited = "rate_limited"
 	// ReasonBackendTimeout: the service did not answer in the time the agent gives it.
 	ReasonBackendTimeout = "backend_timeout"
-	// ReasonBackendError: the service failed (unreachable, an error status, an unreadable answer);
+	// ReasonBackendUnreachable: nothing answers at the service's address (the connection was
+	// refused, the host is not found, no route to it): the user must start the server or name
+	// the right address. Asking again helps once it runs.
+	ReasonBackendUnreachable = "backend_unreachable"
+	// ReasonBackendError: the service failed (an error status, an unreadable answer, a broken
+	// connection);
 	// RetryAfter, when set, is how long the agent waits before asking it again.
 	ReasonBackendError = "backend_error"
 )

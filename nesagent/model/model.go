@@ -421,7 +421,10 @@ func (e *engine) ServerAnswers(ctx context.Context, wait time.Duration) (bool, s
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if k, why := h.askKind(dctx, false); k == kindUnknown {
-		return false, h.scrub.scrub(h.shown + why)
+		if !strings.HasPrefix(why, "nothing answers at ") {
+			why = h.shown + why
+		}
+		return false, h.scrub.scrub(why)
 	}
 	return true, ""
 }

@@ -45,6 +45,7 @@ var serverStringSites = map[string]string{
 	"httpCompleter.askKind: Version": "compared with \"\" only; cleaned where it is quoted",
 	// Errors' own texts.
 	"statusError.Error: err.Error": "the text of an error built of cleaned parts (statusError)",
+	"unreachable: err.Error":       "a dial error's cause, returned to transportError and askKind, which clean it",
 	// Text made fit to show that is not the server's.
 	"httpCompleter.askFIM: nesagent.CleanText": "the user's own --model, not the server's words",
 	"scrubber.clean: nesagent.CleanText":       "the scrubber itself, after the key is out",

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +54,8 @@ type httpCompleter struct {
 	kind      serverKind
 	fixed     bool
 	kindTries int // checks of the kind that got no answer
+	// toldUnreachable: the log said that nothing answers at the address, since it last answered.
+	toldUnreachable bool
 	// found is how kind was found: what the server answered the agent (the why of the log's
 	// line), or the --model-server that named it.
 	found  string
@@ -183,6 +187,16 @@ func (h *httpCompleter) serverKind(ctx, dctx context.Context, props bool) server
 	if h.kind != kindUnknown { // another request found it meanwhile
 		return h.kind
 	}
+	if k == kindUnknown && strings.HasPrefix(why, "nothing answers at ") {
+		// Nothing listens there yet: that says nothing of what will (no try counted). The user
+		// must start the server or name its address: a warning, with how, once until it answers.
+		if !h.toldUnreachable {
+			h.toldUnreachable = true
+			h.cfg.Log.Warn("model: " + why + ": " + h.startHint())
+		}
+		return kindUnknown
+	}
+	h.toldUnreachable = false
 	if k == kindUnknown {
 		h.kindTries++
 		if h.kindTries < maxKindTries {
@@ -218,6 +232,9 @@ func (h *httpCompleter) askKind(dctx context.Context, props bool) (serverKind, s
 	if err != nil {
 		if ctx.Err() != nil {
 			return kindUnknown, fmt.Sprintf("no answer at /api/version within %s", budget.Round(time.Millisecond))
+		}
+		if cause, ok := unreachable(err); ok {
+			return kindUnknown, "nothing answers at " + h.shown + " (" + h.scrub.clean(cause, maxErrorText) + ")"
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -743,11 +760,46 @@ func (h *httpCompleter) transportError(ctx, dctx context.Context, shown string, 
 	if errors.As(err, &re) {
 		return &nesagent.BackendError{Reason: nesagent.ReasonRedirectRefused, Err: fmt.Errorf("model: %s: %s; if the model is served there, name it with --model-url", h.scrub.clean(re.from, maxErrorText), h.scrub.clean(re.Error(), 2*maxErrorText))}
 	}
+	if cause, ok := unreachable(err); ok {
+		return &nesagent.BackendError{Reason: nesagent.ReasonBackendUnreachable, Err: fmt.Errorf("model: nothing answers at %s (%s): %s", h.shown, h.scrub.clean(cause, maxErrorText), h.startHint())}
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err // the URL is said once
 	}
 	return h.backendError(fmt.Errorf("model: request to %s: %s", shown, h.scrub.clean(err.Error(), maxErrorText)))
+}
+
+// unreachable says why a request could not reach the server at all, when that is so: the host
+// name is not found, or the connection was not made (refused, no route, the network down). The
+// cause is the system's words, without the address (the caller names it).
+func unreachable(err error) (string, bool) {
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		if de.IsTimeout {
+			return "", false
+		}
+		return "the host " + de.Name + " is not found: " + de.Err, true
+	}
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "dial" || oe.Timeout() {
+		return "", false
+	}
+	cause := oe.Err
+	var se *os.SyscallError
+	if errors.As(cause, &se) {
+		cause = se.Err
+	}
+	return cause.Error(), true
+}
+
+// startHint says what to do when nothing answers at the server's address: start the server
+// there, or name the right one.
+func (h *httpCompleter) startHint() string {
+	if local, _ := LocalHost(h.host); local {
+		return "is the model's server (llama-server, Ollama, vLLM) running there? Start it, or name its address with --model-url; suggestions come once it answers"
+	}
+	return "check the address in --model-url and the network; suggestions come once it answers"
 }
 
 // statusError is an answer of the server that is not a success.

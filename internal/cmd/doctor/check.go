@@ -113,10 +113,10 @@ func sampleAdvice(reason, words string) string {
 		return "the service asks for a pause (HTTP 429: a rate limit, or your quota is spent): wait, or check your plan with the service"
 	case reason == acpside.ReasonRedirectRefused:
 		return "the server sent the request to another address: name that address in --model-url"
-	case strings.Contains(w, "connection refused"):
-		return "nothing answers at the model's address: start the model's server there (llama-server, Ollama, vLLM), or point --model-url at the one that runs"
-	case strings.Contains(w, "no such host") || strings.Contains(w, "server misbehaving") || strings.Contains(w, "name resolution"):
+	case strings.Contains(w, "no such host") || strings.Contains(w, "server misbehaving") || strings.Contains(w, "name resolution") || strings.Contains(w, "is not found:"):
 		return "the model's host name does not resolve: check the host in --model-url, and the network"
+	case reason == acpside.ReasonBackendUnreachable || strings.Contains(w, "connection refused") || strings.Contains(w, "nothing answers at"):
+		return "nothing answers at the model's address: start the model's server there (llama-server, Ollama, vLLM), or point --model-url at the one that runs"
 	case notFoundStatus.MatchString(w) && (strings.Contains(w, "pull") || strings.Contains(w, "model \"") || strings.Contains(w, "model '") || strings.Contains(w, "model not found")):
 		return "the server does not have that model: pull it (Ollama: ollama pull NAME), or name one it serves in --model"
 	case notFoundStatus.MatchString(w):
