@@ -14,7 +14,7 @@ build:
 # The interop tests talk to Neovim 0.12 and the official ACP SDK when NVIM and PEERS_NODE_MODULES
 # are set (eval "$$(../shared/tools/install-test-peers.sh)"); without them they skip.
 test: lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz-short
 	@if [ "$${ACP_LSP_BRIDGE_WINE:-}" = 1 ]; then sh tools/windows-tests.sh; fi
 
