@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +27,7 @@ var evalUsage = `acp-lsp-bridge eval: how well a model predicts the next edit, t
 
 Usage:
   acp-lsp-bridge eval --model-url URL --model NAME [--model-format F] [--model-server S]
+  acp-lsp-bridge eval --model-format codestral|mercury|sweep-api [--model-url URL] [--model NAME]
                       [--model-context N] [--api-key-env VAR] [--timeout D] [--no-gate | --gate-effect]
                       [--fim-tokens F] [--fim-sampling S] [--fim-chunks N] [--fim-chunk-lines N]
                       [--set auto|nes|fim] [--json] [DIR]
@@ -36,6 +39,10 @@ Example, with llama.cpp's server running a coding model on this machine:
 and a fill-in-the-middle model, asked for completions at the cursor (llama-server's /infill):
   llama-server -m qwen2.5-coder-1.5b-q8_0.gguf --port 8080
   acp-lsp-bridge eval --model-url http://127.0.0.1:8080 --model qwen2.5-coder-1.5b --model-format fim
+
+and a hosted service, whose address, model and key variable (here INCEPTION_API_KEY) are the
+format's own unless given, as for "acp-lsp-bridge agent":
+  acp-lsp-bridge eval --model-format mercury
 
 eval runs each scenario through the real model agent: it starts "acp-lsp-bridge agent" with the
 model flags given here (one agent per scenario), speaks ACP with it as the bridge does
@@ -77,11 +84,15 @@ Metrics:
   kept back             the answers the agent had but did not show, by rule (its quality gate:
                         cut-short, whitespace, prompt-copy, runaway, rewrite, undo, and for a
                         completion at the cursor repeats-suffix, past-line, repeats-above; or what it
-                        cannot show: no-change, unreadable, unfit-text, outside-region), and how
+                        cannot show: unreadable, unfit-text, outside-region), and how
                         many of them were where nothing was expected (noise kept back) or where
                         an edit was (an answer lost); --no-gate runs the agent without its gate,
                         and --gate-effect runs the scenarios both ways and sets the figures side
                         by side
+  no change             the answers of the model that changed nothing (an empty completion, the
+                        region as it was: the agent's rule no-change), which are no suggestion
+                        and not counted as kept back; how many of them were where an edit was
+                        expected (in the table, only when there are some)
   latency               p50 and p90 (nearest rank) of the time to the settled suggestion; as each
                         scenario has an agent of its own, each includes the agent's first request
                         to the server: a new connection (and, for a raw format with
@@ -197,8 +208,23 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 	case fs.NArg() == 1:
 		opts.dir = fs.Arg(0)
 	}
+	keyHow := "--api-key-env " + opts.keyEnv + ": the variable"
+	if h, ok := model.Hosted[opts.format]; ok {
+		// A hosted service's format: its address, model and key variable unless given, as
+		// for agent.
+		if opts.url == "" {
+			opts.url = h.URL
+		}
+		if opts.model == "" {
+			opts.model = h.Model
+		}
+		if opts.keyEnv == "" {
+			opts.keyEnv = h.KeyEnv
+			keyHow = "--model-format " + opts.format + " reads its key from " + h.KeyEnv + ", which"
+		}
+	}
 	if opts.url == "" || opts.model == "" {
-		fmt.Fprintln(stderr, "acp-lsp-bridge eval: --model-url and --model are required, such as --model-url http://127.0.0.1:8080 --model qwen2.5-coder-7b (see --help)")
+		fmt.Fprintln(stderr, "acp-lsp-bridge eval: --model-url and --model are required (but for the hosted formats "+hostedNames()+"), such as --model-url http://127.0.0.1:8080 --model qwen2.5-coder-7b (see --help)")
 		return opts, 2, true
 	}
 	if opts.gateEffect && opts.noGate {
@@ -238,7 +264,7 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 			return opts, 2, true
 		}
 		if os.Getenv(opts.keyEnv) == "" {
-			fmt.Fprintf(stderr, "acp-lsp-bridge eval: --api-key-env %s: the variable is empty or unset\n", opts.keyEnv)
+			fmt.Fprintf(stderr, "acp-lsp-bridge eval: %s is empty or unset\n", keyHow)
 			return opts, 2, true
 		}
 	}
@@ -254,6 +280,12 @@ func parseEvalArgs(args []string, stdout, stderr io.Writer) (opts evalOptions, c
 	}
 
 	return opts, 0, false
+}
+
+// hostedNames are the hosted services' formats, which need neither --model-url nor --model.
+func hostedNames() string {
+	names := slices.Sorted(maps.Keys(model.Hosted))
+	return strings.Join(names, ", ")
 }
 
 // agentArgs are the arguments of the agent evaluated.
@@ -343,9 +375,14 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = io.WriteString(stdout, rep.Human())
 	}
 	if err != nil {
-		msg := rep.Stopped
-		if msg == "" {
-			msg = err.Error()
+		msg := err.Error()
+		if rep.Stopped != "" {
+			// The failure's words are in the scenario's progress line and in the report:
+			// not said a third time.
+			msg = rep.Stopped
+			if n := len(rep.Results); n > 0 && rep.Results[n-1].Err != "" {
+				msg = strings.TrimSuffix(msg, ": "+rep.Results[n-1].Err) + " (why: above)"
+			}
 		}
 		fmt.Fprintf(stderr, "acp-lsp-bridge eval: %s\n", msg)
 	}

@@ -321,6 +321,17 @@ func TestEvalBinaryFIM(t *testing.T) {
 				t.Errorf("%s: shown from an empty answer", r.Name)
 			}
 		}
+		// Every answer changed nothing: counted as such, not as kept back, and said.
+		if tot := j.Total; tot.NoChange != n || tot.NoChangeWanted != expectChange || len(tot.KeptBack) != 0 {
+			t.Errorf("totals %+v, want all %d answers counted as no change (%d where an edit was expected), none kept back", tot, n, expectChange)
+		}
+		srv := httptest.NewServer(newFakeFIM(t, scenarios, true))
+		defer srv.Close()
+		_, stdout, _ := runBin(t, bin, nil, "eval", "--model-url", srv.URL, "--model", "qwen2.5-coder-1.5b", "--model-format", "fim")
+		if table := strings.Join(strings.Fields(stdout), " "); !strings.Contains(table, fmt.Sprintf("no change %d answers of the model that changed nothing", n)) ||
+			!strings.Contains(table, fmt.Sprintf("; %d where an edit was expected", expectChange)) {
+			t.Errorf("the table does not count the answers that changed nothing:\n%s", stdout)
+		}
 		// The default sampling is llama.vim's.
 		fake.mu.Lock()
 		for _, b := range fake.bodies {

@@ -33,6 +33,7 @@ func TestEvalArgs(t *testing.T) {
 		set    string // the built-in set that runs, when given
 		stdout string
 		stderr string
+		env    map[string]string
 	}{
 		{args: []string{"--model-url", "http://h:1", "--model", "m"},
 			agent: "agent --model-url http://h:1 --model m --model-format auto --model-server auto --model-context 0 --timeout 30s --verbose --no-prefetch", set: "nes"},
@@ -40,8 +41,8 @@ func TestEvalArgs(t *testing.T) {
 		// the agent's defaults unless given.
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim"},
 			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --verbose --no-prefetch", set: "fim"},
-		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "codestral", "--fim-tokens", "starcoder", "--fim-sampling", "server", "--fim-chunks", "0", "--fim-chunk-lines", "8"},
-			agent: "agent --model-url http://h:1 --model m --model-format codestral --model-server auto --model-context 0 --timeout 30s --fim-tokens starcoder --fim-sampling server --fim-chunks 0 --fim-chunk-lines 8 --verbose --no-prefetch", set: "fim"},
+		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "codestral", "--fim-tokens", "starcoder", "--fim-sampling", "server", "--fim-chunks", "0", "--fim-chunk-lines", "8"}, env: map[string]string{"CODESTRAL_API_KEY": "k"},
+			agent: "agent --model-url http://h:1 --model m --model-format codestral --model-server auto --model-context 0 --timeout 30s --api-key-env CODESTRAL_API_KEY --fim-tokens starcoder --fim-sampling server --fim-chunks 0 --fim-chunk-lines 8 --verbose --no-prefetch", set: "fim"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "fim", "--set", "nes"},
 			agent: "agent --model-url http://h:1 --model m --model-format fim --model-server auto --model-context 0 --timeout 30s --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --verbose --no-prefetch", set: "nes"},
 		{args: []string{"--model-url", "http://h:1", "--model", "zeta-2", "--set", "fim"},
@@ -60,6 +61,14 @@ func TestEvalArgs(t *testing.T) {
 			agent: "agent --model-url http://h:1 --model m --model-format zeta1 --model-server openai --model-context 4096 --timeout 9s --api-key-env EVAL_ARGS_KEY --verbose --no-prefetch", dir: "scen"},
 		{args: []string{"--help"}, done: true, stdout: "acp-lsp-bridge eval --model-url URL --model NAME"},
 		{args: []string{"--model", "m"}, code: 2, done: true, stderr: "--model-url and --model are required"},
+		// A hosted service's format needs neither: its address, model and key variable are its
+		// own unless given, as for agent.
+		{args: []string{"--model-format", "mercury"}, env: map[string]string{"INCEPTION_API_KEY": "k"},
+			agent: "agent --model-url https://api.inceptionlabs.ai --model mercury-edit --model-format mercury --model-server auto --model-context 0 --timeout 30s --api-key-env INCEPTION_API_KEY --verbose --no-prefetch", set: "nes"},
+		{args: []string{"--model-format", "codestral", "--model-url", "http://h:1"}, env: map[string]string{"CODESTRAL_API_KEY": "k"},
+			agent: "agent --model-url http://h:1 --model codestral-latest --model-format codestral --model-server auto --model-context 0 --timeout 30s --api-key-env CODESTRAL_API_KEY --fim-tokens auto --fim-sampling llama.vim --fim-chunks 16 --fim-chunk-lines 64 --verbose --no-prefetch", set: "fim"},
+		{args: []string{"--model-format", "sweep-api"}, env: map[string]string{"SWEEP_AI_TOKEN": ""}, code: 2, done: true,
+			stderr: "--model-format sweep-api reads its key from SWEEP_AI_TOKEN, which is empty or unset"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "a", "b"}, code: 2, done: true, stderr: `unexpected argument "b"`},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "gpt"}, code: 2, done: true, stderr: `--model-format "gpt"`},
 		{args: []string{"--model-url", "ftp://h", "--model", "m"}, code: 2, done: true, stderr: `server URL "ftp://h"`},
@@ -67,6 +76,9 @@ func TestEvalArgs(t *testing.T) {
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--timeout", "0s"}, code: 2, done: true, stderr: "--timeout 0s"},
 		{args: []string{"--bogus"}, code: 2, done: true, stderr: "flag provided but not defined"},
 	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
 		var stdout, stderr bytes.Buffer
 		opts, code, done := parseEvalArgs(tc.args, &stdout, &stderr)
 		if code != tc.code || done != tc.done {
@@ -411,6 +423,8 @@ type evalJSON struct {
 		P90            *float64       `json:"latencyP90Ms"`
 		KeptBack       map[string]int `json:"keptBack"`
 		KeptBackWanted int            `json:"keptBackWhereExpected"`
+		NoChange       int            `json:"noChange"`
+		NoChangeWanted int            `json:"noChangeWhereExpected"`
 	} `json:"total"`
 }
 
@@ -478,7 +492,7 @@ func TestEvalBinary(t *testing.T) {
 		case b == answerWrong && s.WantChange:
 			want = "shown, not exact, chrF "
 		case b == answerUnchanged && s.WantChange:
-			want = "quiet, an edit was expected ("
+			want = "quiet, an edit was expected; the model's answer changed nothing (no change) ("
 		case b == answerWrong:
 			want = "shown, nothing was expected ("
 		default:
@@ -695,12 +709,20 @@ func TestEvalBinaryServerDown(t *testing.T) {
 	}
 	for _, want := range []string{
 		fmt.Sprintf("eval: 1/%d ", n),
-		"failed: model: request to http://" + addr + "/v1/chat/completions: dial tcp " + addr,
-		fmt.Sprintf("failed, so the other %d were not run", n-1),
+		"failed: model: nothing answers at http://" + addr + " (",
+		"is the model's server (llama-server, Ollama, vLLM) running there?",
+		fmt.Sprintf("failed, so the other %d were not run (why: above)", n-1),
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr has no %q:\n%s", want, stderr)
 		}
+	}
+	// The failure is said once where eval goes on (the scenario's line) and once in the report.
+	if got := strings.Count(stderr, "nothing answers at"); got != 1 {
+		t.Errorf("stderr says the failure %d times, want once:\n%s", got, stderr)
+	}
+	if got := strings.Count(stdout, "nothing answers at"); got != 1 {
+		t.Errorf("the report says the failure %d times, want once:\n%s", got, stdout)
 	}
 	if runtime.GOOS != "windows" && !strings.Contains(stderr, "connection refused") {
 		t.Errorf("stderr does not say the connection was refused:\n%s", stderr)

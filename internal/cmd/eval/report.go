@@ -66,6 +66,9 @@ type Totals struct {
 	// KeptBackWanted those where an edit was.
 	KeptBack                      map[string]int
 	KeptBackRight, KeptBackWanted int
+	// NoChange counts the evaluated results whose model answered with nothing to change
+	// (Result.NoChange), and NoChangeWanted those of them where an edit was expected.
+	NoChange, NoChangeWanted int
 	// Prompt sums the server's timings over the Timed results that have them: the prompt
 	// tokens evaluated anew and those taken from its cache; NewShare is the median over those
 	// results of the share evaluated anew.
@@ -173,6 +176,12 @@ func Summarize(results []*Result) Totals {
 			t.Prompt.PromptN += r.Timings.PromptN
 			t.Prompt.CacheN += r.Timings.CacheN
 		}
+		if r.NoChange {
+			t.NoChange++
+			if r.Scenario.WantChange {
+				t.NoChangeWanted++
+			}
+		}
 		if r.KeptBack != "" {
 			if t.KeptBack == nil {
 				t.KeptBack = map[string]int{}
@@ -210,6 +219,8 @@ func (r *Result) Summary() string {
 		return "exact (" + ms + ")"
 	case s.WantChange && r.Shown:
 		return fmt.Sprintf("shown, not exact, chrF %.1f (%s)", r.ChrF, ms)
+	case s.WantChange && r.NoChange:
+		return "quiet, an edit was expected; the model's answer changed nothing (" + r.NoChangeWhy + ") (" + ms + ")"
 	case s.WantChange && r.KeptBack != "":
 		return "quiet, an edit was expected; the agent kept its answer back (" + r.KeptBack + ": " + r.KeptBackWhy + ") (" + ms + ")"
 	case s.WantChange:
@@ -340,7 +351,8 @@ func (r *Report) Human() string {
 	}
 	w.Flush()
 	for _, res := range r.Results {
-		if !res.Evaluated() {
+		if !res.Evaluated() && (r.Stopped == "" || !strings.Contains(r.Stopped, res.Err)) {
+			// (The failure that stopped the run is said once, at the end.)
 			fmt.Fprintf(&b, "%s failed: %s\n", res.Scenario.Name, res.Err)
 		}
 	}
@@ -368,6 +380,9 @@ func (r *Report) Human() string {
 	fmt.Fprintf(w, "shown where expected\t%s\ta suggestion where an edit was expected\n", ratio(t.Shown, t.ExpectChange))
 	fmt.Fprintf(w, "quiet where none\t%s\tno suggestion where none was expected\n", ratio(t.Quiet, t.ExpectNothing))
 	fmt.Fprintf(w, "kept back\t%s\t%s\n", keptBackText(t), keptBackNote(t))
+	if t.NoChange > 0 {
+		fmt.Fprintf(w, "no change\t%d\tanswers of the model that changed nothing (empty, or the text as it was), so no suggestion and none kept back; %d where an edit was expected\n", t.NoChange, t.NoChangeWanted)
+	}
 	if t.LatencyCount > 0 {
 		fmt.Fprintf(w, "nes/suggest latency\tp50 %d ms, p90 %d ms\tover %d answers; each holds the agent's first request to the server and its own work, not its start\n", t.P50.Milliseconds(), t.P90.Milliseconds(), t.LatencyCount)
 	} else {
@@ -446,6 +461,8 @@ type jsonResult struct {
 	Dropped       []string `json:"dropped,omitempty"`
 	// KeptBack is the rule and the reason by which the agent kept its answer back.
 	KeptBack *jsonKeptBack `json:"keptBack,omitempty"`
+	// NoChange is the agent's reason when its model's answer changed nothing.
+	NoChange *string `json:"noChange,omitempty"`
 	// PromptN and CacheN are the server's timings: the prompt tokens evaluated anew and those
 	// taken from its cache, when the agent logged them.
 	PromptN *int `json:"promptN,omitempty"`
@@ -501,6 +518,10 @@ type jsonTotals struct {
 	KeptBack       map[string]int `json:"keptBack"`
 	KeptBackRight  int            `json:"keptBackWhereNone"`
 	KeptBackWanted int            `json:"keptBackWhereExpected"`
+	// NoChange counts the answers that changed nothing (no suggestion, none kept back), and
+	// NoChangeWanted those of them where an edit was expected.
+	NoChange       int `json:"noChange"`
+	NoChangeWanted int `json:"noChangeWhereExpected"`
 	// The server's timings summed, and the median share of a prompt evaluated anew, over the
 	// results that have them; absent when none has.
 	PromptTokens   *int     `json:"promptTokens,omitempty"`
@@ -527,6 +548,7 @@ func toJSONTotals(t Totals) jsonTotals {
 		Scenarios: t.Scenarios, Evaluated: t.Evaluated, Failed: t.Failed, Exact: t.Exact,
 		ExpectChange: t.ExpectChange, Shown: t.Shown, ExpectNothing: t.ExpectNothing, Quiet: t.Quiet,
 		ChrFCount: t.ChrFCount, KeptBack: map[string]int{}, KeptBackRight: t.KeptBackRight, KeptBackWanted: t.KeptBackWanted,
+		NoChange: t.NoChange, NoChangeWanted: t.NoChangeWanted,
 	}
 	for rule, n := range t.KeptBack {
 		j.KeptBack[rule] = n
@@ -582,6 +604,9 @@ func (r *Report) JSON() []byte {
 			ExpectChange: s.WantChange, Shown: res.Shown, Exact: res.Exact, Dropped: res.Dropped}
 		if res.KeptBack != "" {
 			jr.KeptBack = &jsonKeptBack{Rule: res.KeptBack, Why: res.KeptBackWhy}
+		}
+		if res.NoChange {
+			jr.NoChange = &res.NoChangeWhy
 		}
 		if tm := res.Timings; tm != nil {
 			p, c := tm.PromptN, tm.CacheN

@@ -86,6 +86,11 @@ type Result struct {
 	// KeptBack is the rule by which the agent kept its model's answer back, and KeptBackWhy its
 	// reason (the answer's _meta "acp-lsp-bridge/quiet"); "" when it said none.
 	KeptBack, KeptBackWhy string
+	// NoChange: the agent answered with no suggestion because its model's answer changed nothing
+	// (an empty completion, the region as it was; its _meta rule "no-change"), and NoChangeWhy
+	// says it as the agent did. Not an answer kept back: there was nothing to show.
+	NoChange    bool
+	NoChangeWhy string
 	// Timings are the prompt tokens the model's server evaluated and took from its cache for the
 	// scenario's answers, summed (llama-server's timings, which the model agent logs at
 	// --verbose, as eval runs it); nil when the agent logged none.
@@ -424,8 +429,12 @@ func (r *runner) one(ctx context.Context, s *Scenario) (*Result, *AgentInfo) {
 	if err == nil {
 		res.record(tail.answered(logged, r.cfg.AgentVerbose, answerWait))
 	}
-	if note != nil && note.Rule != model.RuleNoChange {
-		// An answer the agent had and did not show; one that changes nothing is no answer.
+	switch {
+	case note != nil && note.Rule == model.RuleNoChange:
+		// One that changes nothing is no answer to keep back: counted apart.
+		res.NoChange, res.NoChangeWhy = true, nesagent.CleanText(note.Why, 300)
+	case note != nil:
+		// An answer the agent had and did not show.
 		res.KeptBack, res.KeptBackWhy = nesagent.CleanText(note.Rule, 40), nesagent.CleanText(note.Why, 300)
 	}
 	switch {
