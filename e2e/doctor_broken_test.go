@@ -58,7 +58,7 @@ func TestDoctorFailsOnABrokenModelSetup(t *testing.T) {
 		{"nothing listening", refused(), "nothing answers at the model's address", false},
 		{"ollama without the model", ollama(), "ollama pull", false},
 		{"a host that does not resolve", "http://no-such-host.invalid:11434", "does not resolve", false},
-		{"a refused key", status(401, `{"error":{"message":"invalid api key"}}`), "refused the key", false},
+		{"a refused key", status(401, `{"error":{"message":"invalid api key"}}`), "where the editor is started, and start the editor again", false},
 		{"a forbidden key", status(403, `{"detail":"forbidden"}`), "refused the key", false},
 		{"a rate limit", status(429, `{"error":{"message":"slow down"}}`), "asks for a pause", false},
 		{"a server error", status(500, `{"error":{"message":"boom"}}`), "HTTP 5xx", false},
@@ -72,6 +72,14 @@ func TestDoctorFailsOnABrokenModelSetup(t *testing.T) {
 			if tc.ok {
 				if r.code != 0 || !strings.HasPrefix(last, "OK") {
 					t.Errorf("exit %d, verdict %q; want OK:\n%s", r.code, last, r.stdout)
+				}
+				// Its answer holds no edit the agent can read: the sample line says so, and why.
+				if want := "with no suggestion: the agent kept its answer back (unreadable: the answer holds no marked region)"; !strings.Contains(r.stdout, want) {
+					t.Errorf("the sample line does not say %q:\n%s", want, r.stdout)
+				}
+				j := doctorJSON(t, runDoctor(t, t.TempDir(), nil, append([]string{"--json"}, args...)...))
+				if q := field(j, "sample.quiet.rule"); q != "unreadable" {
+					t.Errorf("--json: sample.quiet.rule %v, want unreadable (sample %v)", q, j["sample"])
 				}
 				return
 			}

@@ -357,7 +357,7 @@ func TestHostedRefusedKey(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, `{"error":{"message":"Invalid API key: `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`"}}`)
 		})
-		errs := s.asksFail(3, "set "+keyEnv+" to a key", m.srv.URL, "401")
+		errs := s.asksFail(3, "set "+keyEnv+" to a key", m.srv.URL, "401", "where the editor (or eval, or doctor) is started, and start it again")
 		s.Await(statusSaid("failed", keyEnv, m.srv.URL))
 		s.Await(fakeeditor.ShownMessage("refused the API key in " + keyEnv))
 		if n := s.messagesWith("refused the API key"); n != 1 {

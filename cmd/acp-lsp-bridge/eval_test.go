@@ -72,6 +72,7 @@ func TestEvalArgs(t *testing.T) {
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "a", "b"}, code: 2, done: true, stderr: `unexpected argument "b"`},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--model-format", "gpt"}, code: 2, done: true, stderr: `--model-format "gpt"`},
 		{args: []string{"--model-url", "ftp://h", "--model", "m"}, code: 2, done: true, stderr: `server URL "ftp://h"`},
+		{args: []string{"--model-url", "127.0.0.1:8012", "--model", "m"}, code: 2, done: true, stderr: `server URL "127.0.0.1:8012" has no scheme: want http://host[:port][/path] or https://…, such as http://127.0.0.1:8012`},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--api-key-env", "EVAL_ARGS_UNSET"}, code: 2, done: true, stderr: "EVAL_ARGS_UNSET: the variable is empty or unset"},
 		{args: []string{"--model-url", "http://h:1", "--model", "m", "--timeout", "0s"}, code: 2, done: true, stderr: "--timeout 0s"},
 		{args: []string{"--bogus"}, code: 2, done: true, stderr: "flag provided but not defined"},

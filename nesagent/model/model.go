@@ -157,8 +157,12 @@ func New(cfg Config) (nesagent.Engine, error) {
 		return nil, errors.New("model: no model name")
 	}
 	u, err := url.Parse(cfg.URL)
+	if !strings.Contains(cfg.URL, "://") && (err != nil || u.Host == "") {
+		// An address without its scheme (127.0.0.1:8012, localhost:8080/v1): say the URL meant.
+		return nil, fmt.Errorf("model: server URL %q has no scheme: want http://host[:port][/path] or https://…, such as http://%s", cfg.URL, cfg.URL)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("model: server URL: %w", err)
+		return nil, fmt.Errorf("model: server URL %q: %v: want http://host[:port][/path] or https://…", cfg.URL, errors.Unwrap(err))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("model: server URL %q: want http://host[:port][/path] or https://…", cfg.URL)
@@ -323,12 +327,16 @@ func errorText(data []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
 	}
 	if json.Unmarshal(data, &v) == nil {
 		var inner struct {
 			Message string `json:"message"`
 		}
 		var s string
+		var details []struct {
+			Msg string `json:"msg"`
+		}
 		switch {
 		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
 			return inner.Message
@@ -336,6 +344,18 @@ func errorText(data []byte) string {
 			return s
 		case v.Message != "":
 			return v.Message
+		case json.Unmarshal(v.Detail, &s) == nil && s != "":
+			// FastAPI's shape (vLLM, Sweep and other Python services): {"detail": "…"}.
+			return s
+		case json.Unmarshal(v.Detail, &details) == nil && len(details) > 0 && details[0].Msg != "":
+			// FastAPI's validation errors: {"detail": [{"msg": "…", …}, …]}.
+			var msgs []string
+			for _, d := range details {
+				if d.Msg != "" {
+					msgs = append(msgs, d.Msg)
+				}
+			}
+			return strings.Join(msgs, "; ")
 		}
 	}
 	return preview(data)

@@ -261,6 +261,14 @@ func TestEndpoint(t *testing.T) {
 			t.Errorf("New(%+v) accepted", bad)
 		}
 	}
+	// An address without its scheme is told the URL it means, whether Go's parser takes it
+	// (localhost:8012, a scheme "localhost") or not (127.0.0.1:8012).
+	for _, addr := range []string{"127.0.0.1:8012", "localhost:8012", "[::1]:8080/v1", "gpu-box"} {
+		_, err := New(Config{URL: addr, Model: "m"})
+		if want := fmt.Sprintf("model: server URL %q has no scheme: want http://host[:port][/path] or https://…, such as http://%s", addr, addr); err == nil || err.Error() != want {
+			t.Errorf("New with URL %q: %v, want %q", addr, err, want)
+		}
+	}
 }
 
 func TestRewrites(t *testing.T) {
@@ -569,6 +577,8 @@ func TestServerErrors(t *testing.T) {
 	}{
 		{"500 with an OpenAI error", "application/json", 500, `{"error":{"message":"model 'x' not found","type":"invalid_request_error"}}`, "500 Internal Server Error: model 'x' not found"},
 		{"401 with a string error", "application/json", 401, `{"error":"invalid api key"}`, "401 Unauthorized: invalid api key"},
+		{"403 with FastAPI's detail", "application/json", 403, `{"detail":"Invalid token: not authorized"}`, "403 Forbidden: Invalid token: not authorized"},
+		{"422 with FastAPI's validation details", "application/json", 422, `{"detail":[{"loc":["body","model"],"msg":"field required","type":"missing"},{"msg":"extra field"}]}`, "422 Unprocessable Entity: field required; extra field"},
 		{"503 plain text", "text/plain", 503, "Loading model", `503 Service Unavailable: "Loading model"`},
 		{"404 empty", "text/plain", 404, "", "404 Not Found: (empty body)"},
 		{"malformed JSON", "application/json", 200, `{"choices":[`, "malformed body"},

@@ -826,7 +826,7 @@ func (h *httpCompleter) statusError(resp *http.Response, body []byte, shown stri
 		case h.cfg.APIKey == "":
 			err = fmt.Errorf("model: %s asks for an API key (%s: %s): put the key in an environment variable and name it with --api-key-env", shown, status, text)
 		case h.cfg.APIKeyEnv != "":
-			err = fmt.Errorf("model: %s refused the API key in %s (%s: %s): set %s to a key this server accepts, then restart the agent", shown, h.cfg.APIKeyEnv, status, text, h.cfg.APIKeyEnv)
+			err = fmt.Errorf("model: %s refused the API key in %s (%s: %s): set %s to a key this server accepts where the editor (or eval, or doctor) is started, and start it again: the agent reads the key once, when it starts", shown, h.cfg.APIKeyEnv, status, text, h.cfg.APIKeyEnv)
 		default:
 			err = fmt.Errorf("model: %s refused the API key (%s: %s)", shown, status, text)
 		}

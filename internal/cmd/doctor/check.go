@@ -69,7 +69,13 @@ func sample(ctx context.Context, agent *acpside.Agent, run Run) *sampleReport {
 	defer cancel()
 	t0 := time.Now()
 	// Line 7 is "\treturn su"; the cursor after "su" (one byte per character in every encoding).
-	sugs, err := agent.Suggest(sctx, acp.UnstableSuggestNesRequest{Uri: doc, Version: 1, Position: acp.UnstablePosition{Line: 7, Character: 10}, TriggerKind: acp.UnstableNesTriggerKindManual})
+	req := acp.UnstableSuggestNesRequest{Uri: doc, Version: 1, Position: acp.UnstablePosition{Line: 7, Character: 10}, TriggerKind: acp.UnstableNesTriggerKindManual}
+	sugs, note, growing, err := agent.SuggestGrowing(sctx, req)
+	// Asked again while the agent says its model still writes: the answer is the whole one, as
+	// the editor shows once the model has finished.
+	for err == nil && growing {
+		sugs, note, growing, err = agent.SuggestGrowing(sctx, req)
+	}
 	rep.Ms = msSince(t0)
 	rep.SlowerThanBridge = time.Since(t0) > bridge
 	if errors.Is(err, acpside.ErrCancelled) {
@@ -79,6 +85,9 @@ func sample(ctx context.Context, agent *acpside.Agent, run Run) *sampleReport {
 		return fail(err)
 	}
 	rep.Suggestions = len(sugs)
+	if len(sugs) == 0 && note != nil {
+		rep.Quiet = &quietReport{Rule: nesagent.CleanText(note.Rule, 40), Why: nesagent.CleanText(strings.Join(strings.Fields(note.Why), " "), 300)}
+	}
 	for _, sg := range sugs {
 		if sg.Edit != nil && len(sg.Edit.Edits) > 0 {
 			first := shorten(sg.Edit.Edits[0].NewText, 80)
@@ -108,7 +117,7 @@ func sampleAdvice(reason, words string) string {
 	w := strings.ToLower(words)
 	switch {
 	case reason == acpside.ReasonCredentialsRefused:
-		return "the service refused the key: set a valid one in the variable the agent reads it from (doctor's key line names it), then restart the agent (in the editor, the acp-lsp-bridge.restart command)"
+		return "the service refused the key: set a valid one in the variable the agent reads it from (doctor's key line names it), where the editor is started, and start the editor again (the agent reads the key once, when it starts; acp-lsp-bridge.restart keeps the editor's environment)"
 	case reason == acpside.ReasonRateLimited:
 		return "the service asks for a pause (HTTP 429: a rate limit, or your quota is spent): wait, or check your plan with the service"
 	case reason == acpside.ReasonRedirectRefused:

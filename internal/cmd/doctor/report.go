@@ -133,6 +133,9 @@ type sampleReport struct {
 	// First is the first suggestion's first edit's new text, shortened.
 	First *string `json:"first"`
 	Error *string `json:"error"`
+	// Quiet is why the agent answered with no suggestion, as it said (its result's
+	// _meta["acp-lsp-bridge/quiet"]); null when it said nothing, or suggested something.
+	Quiet *quietReport `json:"quiet"`
 	// Reason is the reason the agent gave for a failure of the service behind it
 	// (data.reason: "credentials_refused", "backend_error", ...), "" when it gave none.
 	Reason string `json:"reason"`
@@ -143,6 +146,13 @@ type sampleReport struct {
 	BridgeTimeoutFlag string  `json:"bridgeTimeoutFlag"`
 	BridgeTimeoutKey  string  `json:"bridgeTimeoutKey"`
 	SlowerThanBridge  bool    `json:"slowerThanBridge"`
+}
+
+// quietReport is an agent's reason for answering with no suggestion: the rule that kept its
+// answer back ("undo", "no-change", ...) and its words.
+type quietReport struct {
+	Rule string `json:"rule"`
+	Why  string `json:"why"`
 }
 
 type bridgeReport struct {
@@ -350,7 +360,7 @@ func (r *Report) Human(color bool) string {
 		case s.Error != nil:
 			line("sample", "no answer: "+*s.Error)
 		case s.Suggestions == 0:
-			line("sample", fmt.Sprintf("answered in %s with no suggestion", formatMs(*s.Ms)))
+			line("sample", fmt.Sprintf("answered in %s with no suggestion: %s", formatMs(*s.Ms), s.Quiet.text()))
 		default:
 			line("sample", fmt.Sprintf("answered in %s: %d suggestion(s), the first writes %q", formatMs(*s.Ms), s.Suggestions, *s.First))
 		}
@@ -557,3 +567,28 @@ func msSince(t time.Time) *float64 {
 
 // hideKeyEnv is workspace.HideKeyEnv: a key given where its variable's name belongs is not shown.
 func hideKeyEnv(args []string) []string { return workspace.HideKeyEnv(args) }
+
+// text says why there was no suggestion, for the sample's line.
+func (q *quietReport) text() string {
+	if q == nil {
+		return "the agent did not say why (it found no edit to make here)"
+	}
+	// The model agent's reasons often start with the rule's words ("no change: …").
+	why := strings.TrimSuffix(q.Why, ".")
+	for _, lead := range []string{q.Rule, strings.ReplaceAll(q.Rule, "-", " ")} {
+		if rest, ok := strings.CutPrefix(why, lead); ok && (rest == "" || strings.HasPrefix(rest, ": ")) {
+			why = strings.TrimPrefix(rest, ": ")
+			break
+		}
+	}
+	if q.Rule == "no-change" {
+		if why == "" {
+			return "the model's answer changed nothing"
+		}
+		return "the model's answer changed nothing (" + why + ")"
+	}
+	if why == "" {
+		return "the agent kept its answer back (" + q.Rule + ")"
+	}
+	return "the agent kept its answer back (" + q.Rule + ": " + why + ")"
+}
