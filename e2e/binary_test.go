@@ -590,6 +590,13 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
+	// A suggestion ended unaccepted is shown with why, not as a bare nes/reject that reads as
+	// the user's refusal.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "What the agent received") && (strings.Contains(line, "nes/reject,") || strings.Contains(line, "nes/reject ×")) {
+			t.Errorf("the transcript shows a nes/reject without its reason: %s", line)
+		}
+	}
 	if n := strings.Count(out, "You accept it"); n != 4 {
 		t.Errorf("%d suggestions accepted, want 4:\n%s", n, out)
 	}

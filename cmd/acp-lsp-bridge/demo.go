@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -262,6 +263,9 @@ func demo(ctx context.Context, ui demoUI) error {
 		return err
 	}
 	ui.say("\nWhat the agent received, in order (from the bridge's --trace): %s", strings.Join(heard, ", "))
+	if slices.ContainsFunc(heard, func(m string) bool { return strings.HasPrefix(m, "nes/reject") }) {
+		ui.say("(A nes/reject ends a suggestion that was not taken, saying why: \"ignored\" is one the editor never showed.)")
+	}
 	return nil
 }
 
@@ -296,17 +300,25 @@ func agentHeard(tracePath string) ([]string, error) {
 			Dir     string `json:"dir"`
 			Message struct {
 				Method string `json:"method"`
+				Params struct {
+					Reason string `json:"reason"`
+				} `json:"params"`
 			} `json:"message"`
 		}
 		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Dir != "bridge→agent" || rec.Message.Method == "" {
 			continue
 		}
-		if rec.Message.Method == last {
+		method := rec.Message.Method
+		if r := rec.Message.Params.Reason; r != "" {
+			// Why a suggestion ended unaccepted: typed over, replaced, never shown.
+			method += " (" + r + ")"
+		}
+		if method == last {
 			n++
 			continue
 		}
 		flush()
-		last, n = rec.Message.Method, 1
+		last, n = method, 1
 	}
 	flush()
 	return out, sc.Err()

@@ -112,7 +112,7 @@ func TestEvalHelp(t *testing.T) {
 		// Which built-in set runs, and the FIM flags passed to the agent.
 		"the FIM set   for the formats that complete at the cursor (--model-format fim or codestral)",
 		"the NES set   for every other format", "--set nes or --set fim", "With DIR, the *.txtar files",
-		"-fim-tokens family", "-fim-sampling how", "-fim-chunks chunks", "-fim-chunk-lines lines", "-set set",
+		"-fim-tokens family", "-fim-sampling sampling", "-fim-chunks chunks", "-fim-chunk-lines lines", "-set set",
 		"finish-line, same-change, new-parameter, rename, fix, complete",
 	} {
 		if !strings.Contains(stdout.String(), want) {

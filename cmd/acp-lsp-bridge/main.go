@@ -46,7 +46,8 @@ Usage:
 
 Your editor starts acp-lsp-bridge as a language server on stdin/stdout. The bridge starts the
 agent command after "--" as a child process (never through a shell) and speaks ACP with it on
-the child's stdin/stdout. The agent must offer Next Edit Suggestions (agentCapabilities.nes).
+the child's stdin/stdout. An agent that offers Next Edit Suggestions (agentCapabilities.nes) is
+asked for them; any other is asked through prompts (below).
 
 Instead of "--", the editor may name the agent in its initialize request:
   "initializationOptions": {"agent": {"command": "my-agent", "args": ["--acp"], "env": {"K": "V"}}}
@@ -270,7 +271,7 @@ func parseArgs(args []string, stderr, stdout io.Writer) (cfg config, code int, d
 		cfg.delay = d
 		return err
 	})
-	fs.DurationVar(&cfg.askAhead, "ask-ahead", lspside.SuggestedAskAhead, "once a document has been still this `long` after a change, ask the agent for a suggestion at the end of that change before the editor asks; the editor's request there takes that answer (editors wait on their own before they ask: Neovim 200 ms). 150ms, the default, suits typing at 8 keys a second; 0 turns it off. Only for an editor that asks while you type, never while you type through a suggestion shown, and not for agents billed per request (asked through prompts, or saying so) unless --ask-ahead-billed")
+	fs.DurationVar(&cfg.askAhead, "ask-ahead", lspside.SuggestedAskAhead, "once a document has been still this long (a `duration`) after a change, ask the agent for a suggestion at the end of that change before the editor asks; the editor's request there takes that answer (editors wait on their own before they ask: Neovim 200 ms). 150ms, the default, suits typing at 8 keys a second; 0 turns it off. Only for an editor that asks while you type, never while you type through a suggestion shown, and not for agents billed per request (asked through prompts, or saying so) unless --ask-ahead-billed")
 	fs.BoolVar(&cfg.askAheadBilled, "ask-ahead-billed", false, "ask ahead (--ask-ahead) agents billed per request too: each change you pause after costs a request")
 	fs.DurationVar(&cfg.codeActionWait, "code-action-wait", lspside.DefaultCodeActionWait, "the longest a code-action request waits for the agent (`duration`): editors open their menu only once every language server has answered, so after it the bridge answers with the suggestions it has, and the agent's later answer is offered at the next request and as ghost text")
 	fs.BoolVar(&cfg.automatic, "automatic", true, "ask the agent for suggestions while you type; --automatic=false starts with them off (what you ask for by hand still works; the command acp-lsp-bridge.enable turns them on). initializationOptions.automatic: false does the same")
