@@ -173,16 +173,11 @@ func (h *health) state(agent *acpside.Agent, name string, now time.Time) (string
 	case h.errors >= slowAfter:
 		return StatusFailed, fmt.Sprintf("%s could not get %d suggestions in a row from its model: %s", name, h.errors, h.words)
 	case h.rateLimit && now.Before(h.pauseUntil):
-		return StatusSlow, fmt.Sprintf("%s: %s; suggestions while typing resume in %s.", name, h.pauseWords, roundUp(h.pauseUntil.Sub(now)))
+		return StatusSlow, fmt.Sprintf("%s: %s; suggestions while typing resume in %s.", name, h.pauseWords, nesagent.RoundUp(h.pauseUntil.Sub(now)))
 	case h.timeouts >= slowAfter:
 		return StatusSlow, fmt.Sprintf("%s did not answer %d suggestions in a row in time: %s", name, h.timeouts, h.words)
 	}
 	return "", ""
-}
-
-// roundUp is d in whole seconds, at least one, for a person.
-func roundUp(d time.Duration) time.Duration {
-	return max(time.Second, (d + time.Second - 1).Truncate(time.Second))
 }
 
 // agentWords is what an agent's error says, cleaned and bounded for a person.

@@ -43,6 +43,11 @@ type BackendError struct {
 func (e *BackendError) Error() string { return e.Err.Error() }
 func (e *BackendError) Unwrap() error { return e.Err }
 
+// RoundUp is d for a person, as a pause is told (RetryAfter): whole seconds, at least one.
+func RoundUp(d time.Duration) time.Duration {
+	return max(time.Second, (d + time.Second - 1).Truncate(time.Second))
+}
+
 // Quiet is why an engine that had an answer chose not to show it (the model agent's quality gate,
 // an answer it could not read): the agent answers with no suggestion and says why in the result's
 // _meta[QuietMetaKey] ({"rule", "why"}), for a client to tell a user who asked, and for eval to

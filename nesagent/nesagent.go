@@ -560,7 +560,7 @@ func (a *Agent) suggest(ctx context.Context, p acp.UnstableSuggestNesRequest) (a
 			continue
 		}
 		if s.Cursor != nil {
-			after := encoding.NewMapper(applyEdits(base, s.Edits))
+			after := encoding.NewMapper(applyCheckedEdits(base, s.Edits))
 			if pos, err := after.OffsetPosition(*s.Cursor, enc); err == nil {
 				edit.CursorPosition = &acp.UnstablePosition{Line: pos.Line, Character: pos.Character}
 			}
@@ -631,8 +631,13 @@ func (a *Agent) newID() string {
 	return fmt.Sprintf("%s-%d", a.opts.Name, a.next)
 }
 
-// applyEdits applies non-overlapping edits of text, in any order.
-func applyEdits(text string, edits []TextEdit) string {
+// applyCheckedEdits applies non-overlapping edits of text, in any order. It is given only edits
+// that each mapped to a range of the document (Mapper.OffsetsRange), and it trusts them: edits
+// that overlap make a wrong text or a panic (translate.Merge). The model package's applyEdits
+// differs on purpose: it makes an engine's edits on a request's text, unchecked, skips an edit
+// out of the text or backwards, and makes overlapping ones from the last to the first; it cannot
+// be this one without changing what either does with such edits.
+func applyCheckedEdits(text string, edits []TextEdit) string {
 	spans := make([]translate.Span, len(edits))
 	for i, e := range edits {
 		spans[i] = translate.Span{Start: e.Start, End: e.End, Text: e.NewText}

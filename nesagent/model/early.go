@@ -448,7 +448,9 @@ func (e *engine) DocumentChanged(uri, text string) {
 	e.ahead.changed(uri, text)
 }
 
-// applyEdits is text with non-overlapping edits made.
+// applyEdits is text with non-overlapping edits made. Unlike nesagent's applyCheckedEdits, it
+// takes edits nothing has checked against text: one out of the text, or ending before it
+// starts, is skipped, and overlapping ones are made from the last to the first, never a panic.
 func applyEdits(text string, edits []nesagent.TextEdit) string {
 	es := append([]nesagent.TextEdit(nil), edits...)
 	sort.Slice(es, func(i, j int) bool { return es[i].Start > es[j].Start })

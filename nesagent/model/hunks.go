@@ -9,7 +9,8 @@ import (
 
 // hunkReader compares a region's rewrite with the region line by line while the rewrite is still
 // being written, and says when a changed streamHunk is complete: once the lines after it match the
-// region's again, confirmLines of them, or once the rewrite has ended. A next-edit model rewrites
+// region's again, confirmLines of them. (A change that only the rewrite's end completes waits for
+// the whole answer, read as without streaming: suggestStreaming.) A next-edit model rewrites
 // its whole region (Zeta's and Sweep's are about 20 lines) even when the change is on its second
 // line; the streamHunk it wrote first can be shown long before the rest is written.
 //
@@ -32,8 +33,8 @@ type hunkReader struct {
 	// tail is where the last confirmLines lines start, the last one last: the lines looked up
 	// as a line comes are found without a search.
 	tail [confirmLines]int
-	// done is how far the hunks found so far reach: region[:ri] and the rewrite's first ai
-	// lines are read; the rewrite's line ai starts at text[aiAt].
+	// ri, ai and aiAt are how far the hunks found so far reach: region[:ri] and the rewrite's
+	// first ai lines are read; the rewrite's line ai starts at text[aiAt].
 	ri, ai, aiAt int
 	// confirming holds, for each confirmLines lines in a row of the region that confirm a
 	// streamHunk's end (one with a word), joined by "\n", the region lines they start at, in
@@ -101,15 +102,11 @@ func (h *hunkReader) add(lines ...string) []streamHunk {
 		h.text = append(append(h.text, strings.TrimSuffix(l, "\r")...), '\n')
 		h.lines++
 	}
-	return h.read(false)
+	return h.read()
 }
 
-// end says the rewrite has ended, and returns the hunks left: the last one runs to the region's
-// end.
-func (h *hunkReader) end() []streamHunk { return h.read(true) }
-
-// read finds the complete hunks after what was read, in order. With ended, the rewrite is whole.
-func (h *hunkReader) read(ended bool) []streamHunk {
+// read finds the complete hunks after what was read, in order.
+func (h *hunkReader) read() []streamHunk {
 	var out []streamHunk
 	for {
 		i, j, at := h.ri, h.ai, h.aiAt
@@ -169,27 +166,13 @@ func (h *hunkReader) read(ended bool) []streamHunk {
 			h.ri, h.ai, h.aiAt, h.diverged = ri, aj, ajAt, false
 			continue
 		}
-		if !ended {
-			return out
-		}
-		// The rewrite ended: the rest of the region is replaced by the rest of the rewrite, but
-		// for the lines both end with.
-		re, ae, aeAt := len(h.region), h.lines, len(h.text)
-		for re > i && ae > j {
-			s := h.lineBefore(aeAt)
-			if !h.same(re-1, h.text[s:aeAt-1]) {
-				break
-			}
-			re, ae, aeAt = re-1, ae-1, s
-		}
-		h.ri, h.ai, h.aiAt = len(h.region), h.lines, len(h.text)
-		return append(out, streamHunk{regionStart: i, regionEnd: re, lines: h.split(at, aeAt)})
+		return out
 	}
 }
 
 // confirmingAt is the first region line from ri on that starts lines, confirmLines lines of the
-// rewrite joined by "\n", one of them with a word (the region's end, which a rewrite that ends
-// there confirms, is said by end(), never while lines may still come).
+// rewrite joined by "\n", one of them with a word (the region's end confirms nothing: lines may
+// still come).
 func (h *hunkReader) confirmingAt(ri int, lines []byte) (int, bool) {
 	h.compared += confirmLines
 	if !hasWord(lines) {
@@ -274,14 +257,4 @@ func (f *lineFeed) write(s string) []string {
 		f.lines = append(f.lines, line)
 		s = s[i+1:]
 	}
-}
-
-// rest is the last line, when the stream ended without a line break after it.
-func (f *lineFeed) rest() (string, bool) {
-	if f.partial.Len() == 0 {
-		return "", false
-	}
-	s := f.partial.String()
-	f.partial.Reset()
-	return s, true
 }

@@ -17,7 +17,7 @@ func region21() []string {
 }
 
 // feedLines gives the rewrite to a hunkReader a line at a time, and says after which line of the
-// rewrite each streamHunk came (-1: at its end).
+// rewrite each streamHunk came.
 func feedLines(region, rewrite []string) (hunks []streamHunk, after []int) {
 	h := newHunkReader(strings.Join(region, "\n") + "\n")
 	for i, l := range rewrite {
@@ -25,10 +25,6 @@ func feedLines(region, rewrite []string) (hunks []streamHunk, after []int) {
 			hunks = append(hunks, hk)
 			after = append(after, i)
 		}
-	}
-	for _, hk := range h.end() {
-		hunks = append(hunks, hk)
-		after = append(after, -1)
 	}
 	return hunks, after
 }
@@ -51,14 +47,11 @@ func TestHunkReader(t *testing.T) {
 			[]streamHunk{{1, 2, []string{"\tv1 := f(100)"}}}, []int{3}},
 		{"at the start", with(r, 0, 1, "\tv0 := g(0)"), []streamHunk{{0, 1, []string{"\tv0 := g(0)"}}}, []int{2}},
 		{"in the middle", with(r, 10, 1, "\tv10 := g(10)"), []streamHunk{{10, 11, []string{"\tv10 := g(10)"}}}, []int{12}},
-		{"at the end: complete when the rewrite ends", with(r, 20, 1, "\tv20 := g(20)"), []streamHunk{{20, 21, []string{"\tv20 := g(20)"}}}, []int{-1}},
-		{"one line before the end: at the rewrite's end, the last line aside", with(r, 19, 1, "\tv19 := g(19)"), []streamHunk{{19, 20, []string{"\tv19 := g(19)"}}}, []int{-1}},
 		{"several hunks, each as it completes", with(with(r, 2, 1, "\tv2 := g(2)"), 12, 1, "\tv12 := g(12)"),
 			[]streamHunk{{2, 3, []string{"\tv2 := g(2)"}}, {12, 13, []string{"\tv12 := g(12)"}}}, []int{4, 14}},
 		{"lines added", with(r, 3, 0, "\tif v2 > 0 {", "\t\treturn", "\t}"), []streamHunk{{3, 3, []string{"\tif v2 > 0 {", "\t\treturn", "\t}"}}}, []int{7}},
 		{"lines removed", with(r, 4, 3), []streamHunk{{4, 7, nil}}, []int{5}},
 		{"nothing changed", r, nil, nil},
-		{"the rewrite ends early: the rest of the region goes", r[:15], []streamHunk{{15, 21, nil}}, []int{-1}},
 		{"a blank line and a brace do not confirm", with([]string{"a := 1", "if a {", "", "}", "b := 2", "c := 3"}, 1, 1, "if a > 0 {"),
 			[]streamHunk{{1, 2, []string{"if a > 0 {"}}}, []int{4}},
 	}
@@ -98,9 +91,6 @@ func TestLineFeedKeepsAMarkerWhole(t *testing.T) {
 	if fmt.Sprint(lines) != fmt.Sprint([]string{"\tx := <|user_cursor|>1", "\ty := 2"}) {
 		t.Errorf("lines %q", lines)
 	}
-	if rest, ok := f.rest(); !ok || rest != "\tz" {
-		t.Errorf("the last line %q, %v", rest, ok)
-	}
 }
 
 // hunkWork is the most lines a hunkReader may compare for each line of the region and of the
@@ -133,7 +123,7 @@ func TestHunkReaderWorkIsLinear(t *testing.T) {
 		region, rewrite []string
 		want            []streamHunk // nil: the reference's
 	}{
-		{"blank lines", r, repeat(nil, []string{""}, 4096), []streamHunk{{0, 20, repeat(nil, []string{""}, 4096)}}},
+		{"blank lines", r, repeat(nil, []string{""}, 4096), []streamHunk{}}, // blank lines confirm no change
 		{"the region rewritten, then repeated", r, repeat(with(r, 1, 1, "\tv1 := f(100)"), r, 600), nil},
 		{"code with blank lines and braces, then repeated", code, repeat(with(code, 6, 1, "\tn := 1"), code, 600), nil},
 		{"the region's lines backwards, over and over", code, repeat(nil, reversed(code), 600), nil},
@@ -159,14 +149,11 @@ func TestHunkReaderWorkIsLinear(t *testing.T) {
 					}
 				}
 			}
-			got = append(got, h.end()...)
 			if limit := hunkWork * (len(tc.region) + len(tc.rewrite)); h.compared > limit {
 				t.Errorf("%s: %d lines compared for %d lines of rewrite, want at most %d", name, h.compared, len(tc.rewrite), limit)
 			}
 			if tc.want != nil {
 				want = tc.want
-			} else {
-				want = append(want, ref.end()...)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s:\n got %v\nwant %v", name, got, want)
@@ -229,10 +216,6 @@ func TestHunkReaderAsTheReference(t *testing.T) {
 			text = text[n:]
 			got, want = append(got, h.add(lines...)), append(want, ref.add(lines...))
 		}
-		if l, ok := f.rest(); ok {
-			got, want = append(got, h.add(l)), append(want, ref.add(l))
-		}
-		got, want = append(got, h.end()), append(want, ref.end())
 		if limit := hunkWork * (len(region) + len(rewrite)); h.compared > limit {
 			t.Errorf("region %q, rewrite %q: %d lines compared, want at most %d", region, rewrite, h.compared, limit)
 		}
@@ -255,7 +238,7 @@ func (h *refHunkReader) add(lines ...string) []streamHunk {
 	}
 	var out []streamHunk
 	for {
-		hk, ok := h.next(false)
+		hk, ok := h.next()
 		if !ok {
 			return out
 		}
@@ -263,18 +246,7 @@ func (h *refHunkReader) add(lines ...string) []streamHunk {
 	}
 }
 
-func (h *refHunkReader) end() []streamHunk {
-	var out []streamHunk
-	for {
-		hk, ok := h.next(true)
-		if !ok {
-			return out
-		}
-		out = append(out, hk)
-	}
-}
-
-func (h *refHunkReader) next(ended bool) (streamHunk, bool) {
+func (h *refHunkReader) next() (streamHunk, bool) {
 	i, j := h.ri, h.ai
 	for i < len(h.region) && j < len(h.answer) && h.region[i] == h.answer[j] {
 		i, j = i+1, j+1
@@ -299,16 +271,7 @@ func (h *refHunkReader) next(ended bool) (streamHunk, bool) {
 			}
 		}
 	}
-	if !ended {
-		return streamHunk{}, false
-	}
-	re, ae := len(h.region), len(h.answer)
-	for re > i && ae > j && h.region[re-1] == h.answer[ae-1] {
-		re, ae = re-1, ae-1
-	}
-	hk := streamHunk{regionStart: i, regionEnd: re, lines: append([]string(nil), h.answer[j:ae]...)}
-	h.ri, h.ai = len(h.region), len(h.answer)
-	return hk, true
+	return streamHunk{}, false
 }
 
 func (h *refHunkReader) confirms(ri, aj int) bool {

@@ -73,12 +73,16 @@ type Config struct {
 	// bytes).
 	MaxOpenDocs, ExcerptLines, ExcerptBytes int
 
-	// Format is the model's prompt format: "chat", "zeta1", "zeta2", "zeta2.1", "sweep",
-	// "instinct", or "auto"/"" to pick it from Model's name (PickFormat).
+	// Format is the model's prompt format, one of FormatNames: "chat", "zeta1", "zeta2",
+	// "zeta2.1", "sweep", "sweep-small", "sweep-7b", "instinct", "fim", "codestral", "mercury",
+	// "sweep-api", or "auto"/"" to pick it from Model's name (PickFormat; case and surrounding
+	// space aside).
 	Format string
-	// Server says what serves the model: "openai" (an OpenAI-compatible server: llama-server,
-	// vLLM, LM Studio, hosted APIs), "ollama", or "auto"/"" to ask the server (GET /api/version,
-	// which only Ollama answers) before the first raw completion. Raw formats go to Ollama's own
+	// Server says what serves the model (--model-server; case aside): "openai" (an
+	// OpenAI-compatible server: vLLM, LM Studio, hosted APIs), "ollama", "llama-server" (raw
+	// prompts to /v1/completions, FIM prompts to /infill), or "auto"/"" to ask the server (GET
+	// /api/version, which only Ollama answers; for a FIM prompt also GET /props, which only
+	// llama-server answers) before the first raw or FIM completion. Raw formats go to Ollama's own
 	// /api/generate with raw set: its /v1/completions would wrap the prompt in the model's chat
 	// template.
 	Server string
@@ -112,9 +116,10 @@ type Config struct {
 	// NoStream asks every answer whole, as before streaming: no early answer (the
 	// formats that rewrite a region line by line stream theirs by default).
 	NoStream bool
-	// Prefetch turns on prefetching at the accept (prefetch.go): after each suggestion, the model
-	// is asked for the next one as if it had been accepted, for the accept to show it at once
-	// (the agent command turns it on unless --no-prefetch).
+	// Prefetch turns on prefetching at the accept (prefetch.go): after a suggestion answered at
+	// the accept of the one before (never the first after typing: engine.answered), the model is
+	// asked for the next one as if it had been accepted, for the accept to show it at once (the
+	// agent command turns it on unless --no-prefetch).
 	Prefetch bool
 	// PrefetchBilled lets Prefetch ask a service that bills each request too (a hosted format,
 	// FIM at a hosted service, a coding agent asked through prompts): off by default, since the

@@ -9,7 +9,10 @@ import (
 )
 
 // Prefetching at the accept (issue 37, item 6). Once the engine has answered a suggestion for a
-// document, and nothing more of the same answer is to come (follows), it asks the model at once
+// document at the accept of the one before (engine.answered: a request at the text the last
+// suggestion makes, or one answered by what was prefetched or by the rest of a streamed answer;
+// the first suggestion after typing is not prefetched from), and nothing more of the same answer
+// is to come (follows), it asks the model at once
 // for the next suggestion as if that one had been accepted: the document with its edits made,
 // the cursor where it puts it, and the edit history with it as the user's latest edit, grouped as
 // the agent will group it (nesagent.RecentAfter). When the next request for the document comes at

@@ -372,7 +372,7 @@ func (p *pacing) held(shown string) error {
 	if left <= 0 {
 		return nil
 	}
-	return &nesagent.BackendError{Reason: p.reason, RetryAfter: left, Err: fmt.Errorf("model: %s %s; not asked again for %s", shown, p.why, roundUp(left))}
+	return &nesagent.BackendError{Reason: p.reason, RetryAfter: left, Err: fmt.Errorf("model: %s %s; not asked again for %s", shown, p.why, nesagent.RoundUp(left))}
 }
 
 func (p *pacing) clock() time.Time {
@@ -445,11 +445,6 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		return min(max(t.Sub(now), 0), maxPause)
 	}
 	return 0
-}
-
-// roundUp is d for a person: whole seconds, at least one.
-func roundUp(d time.Duration) time.Duration {
-	return max(time.Second, (d + time.Second - 1).Truncate(time.Second))
 }
 
 // CheckKeyEnv says why name, given as --api-key-env, is not the name of an environment variable

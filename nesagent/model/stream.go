@@ -19,7 +19,9 @@ const (
 	sseCompletion streamKind = iota
 	// sseChat: /v1/chat/completions, events of {choices:[{delta:{content}}]}.
 	sseChat
-	// sseLlama: llama-server's /completion and /infill, events of {content, stop, timings}.
+	// sseLlama: llama-server's /infill, events of {content, stop, timings}. The bridge asks
+	// /infill for no stream ("stream": false, infillRequest); this reads one only from a server
+	// that streams all the same (postAs reads any answer whose Content-Type is a stream's).
 	sseLlama
 	// ndjsonOllama: Ollama's /api/generate and /api/chat, one JSON object a line: {response,
 	// done, done_reason}, or for a chat {message:{content}, done, done_reason}.
@@ -32,7 +34,7 @@ func streamKindOf(endpoint string) streamKind {
 	switch {
 	case strings.HasSuffix(p, "/api/generate"), strings.HasSuffix(p, "/api/chat"):
 		return ndjsonOllama
-	case strings.HasSuffix(p, "/infill"), strings.HasSuffix(p, "/completion"):
+	case strings.HasSuffix(p, "/infill"):
 		return sseLlama
 	case strings.HasSuffix(p, "/chat/completions"), strings.HasSuffix(p, "/edit/completions"):
 		return sseChat

@@ -51,7 +51,7 @@ func TestReadStream(t *testing.T) {
 	if r.timings == nil || r.timings.PromptN != 3 || r.timings.CacheN != 10 {
 		t.Errorf("timings %+v", r.timings)
 	}
-	for endpoint, want := range map[string]streamKind{"http://h/api/chat": ndjsonOllama, "http://h/api/generate": ndjsonOllama, "http://h/v1/chat/completions": sseChat} {
+	for endpoint, want := range map[string]streamKind{"http://h/infill": sseLlama, "http://h/api/chat": ndjsonOllama, "http://h/api/generate": ndjsonOllama, "http://h/v1/chat/completions": sseChat} {
 		if got := streamKindOf(endpoint); got != want {
 			t.Errorf("%s streams as %v, want %v", endpoint, got, want)
 		}

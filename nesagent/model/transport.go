@@ -833,10 +833,10 @@ func (h *httpCompleter) statusError(resp *http.Response, body []byte, shown stri
 		be = &nesagent.BackendError{Reason: nesagent.ReasonCredentialsRefused, Err: err}
 	case code == http.StatusTooManyRequests:
 		d := h.pace.limited(wait, "asked for a pause ("+status+")")
-		be = &nesagent.BackendError{Reason: nesagent.ReasonRateLimited, RetryAfter: d, Err: fmt.Errorf("model: %s asked for a pause (%s: %s); not asked again for %s", shown, status, text, roundUp(d))}
+		be = &nesagent.BackendError{Reason: nesagent.ReasonRateLimited, RetryAfter: d, Err: fmt.Errorf("model: %s asked for a pause (%s: %s); not asked again for %s", shown, status, text, nesagent.RoundUp(d))}
 	case code >= 500:
 		d := h.pace.failed(wait, "failed ("+status+")")
-		be = &nesagent.BackendError{Reason: nesagent.ReasonBackendError, RetryAfter: d, Err: fmt.Errorf("model: %s answered %s: %s; not asked again for %s", shown, status, text, roundUp(d))}
+		be = &nesagent.BackendError{Reason: nesagent.ReasonBackendError, RetryAfter: d, Err: fmt.Errorf("model: %s answered %s: %s; not asked again for %s", shown, status, text, nesagent.RoundUp(d))}
 	default:
 		be = &nesagent.BackendError{Reason: nesagent.ReasonBackendError, Err: fmt.Errorf("model: %s answered %s: %s", shown, status, text)}
 	}

@@ -27,26 +27,27 @@ func (p *FIMPrompt) size() int {
 // infillRequest is llama-server's /infill request as llama.vim sends it: the server writes the
 // prompt with the model's own FIM tokens (and, for a model trained with them, the other files as
 // a repository), reusing what it computed for the same start (cache_prompt), and ends the answer
-// at a line indented less than n_indent or after t_max_predict_ms.
+// at a line indented less than n_indent or after t_max_predict_ms. Stream is never set: it is
+// there to send "stream": false, the answer asked whole.
 type infillRequest struct {
-	InputPrefix    string     `json:"input_prefix"`
-	InputSuffix    string     `json:"input_suffix"`
-	InputExtra     []FIMChunk `json:"input_extra"`
-	Prompt         string     `json:"prompt"`
-	NPredict       int        `json:"n_predict"`
-	NIndent        int        `json:"n_indent"`
-	TopK           int        `json:"top_k,omitempty"`
-	TopP           float64    `json:"top_p,omitempty"`
-	Samplers       []string   `json:"samplers,omitempty"`
-	Stream         bool       `json:"stream"`
-	CachePrompt    bool       `json:"cache_prompt"`
-	TMaxPromptMS   int        `json:"t_max_prompt_ms"`
-	TMaxPredictMS  int        `json:"t_max_predict_ms"`
-	Stop           []string   `json:"stop,omitempty"`
-	ResponseFields []string   `json:"response_fields,omitempty"`
+	InputPrefix   string     `json:"input_prefix"`
+	InputSuffix   string     `json:"input_suffix"`
+	InputExtra    []FIMChunk `json:"input_extra"`
+	Prompt        string     `json:"prompt"`
+	NPredict      int        `json:"n_predict"`
+	NIndent       int        `json:"n_indent"`
+	TopK          int        `json:"top_k,omitempty"`
+	TopP          float64    `json:"top_p,omitempty"`
+	Samplers      []string   `json:"samplers,omitempty"`
+	Stream        bool       `json:"stream"`
+	CachePrompt   bool       `json:"cache_prompt"`
+	TMaxPromptMS  int        `json:"t_max_prompt_ms"`
+	TMaxPredictMS int        `json:"t_max_predict_ms"`
+	Stop          []string   `json:"stop,omitempty"`
 }
 
-// hostedFIMRequest is the hosted services' FIM request (Mistral's, Inception's).
+// hostedFIMRequest is the hosted services' FIM request (Mistral's, Inception's). Stream is never
+// set: it is there to send "stream": false, the answer asked whole.
 type hostedFIMRequest struct {
 	Model       string   `json:"model"`
 	Prompt      string   `json:"prompt"`
