@@ -54,11 +54,14 @@ func (g ghostShown) accepted() string {
 // bridge's log (with the agent's).
 func runModelGhost(t *testing.T, agent []string, typed, retry string, wait time.Duration, env ...string) (shown ghostShown, saved, log string) {
 	t.Helper()
-	cmd, err := json.Marshal(append([]string{"acp-lsp-bridge", "agent"}, agent...))
-	if err != nil {
-		t.Fatal(err)
+	if agent != nil { // else the env's MODEL_SETUP says setup()'s model option
+		cmd, err := json.Marshal(append([]string{"acp-lsp-bridge", "agent"}, agent...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "MODEL_AGENT="+string(cmd))
 	}
-	env = append(env, "MODEL_AGENT="+string(cmd), "MODEL_TYPE="+typed, "MODEL_RETRY="+retry, fmt.Sprintf("MODEL_WAIT=%d", wait.Milliseconds()))
+	env = append(env, "MODEL_TYPE="+typed, "MODEL_RETRY="+retry, fmt.Sprintf("MODEL_WAIT=%d", wait.Milliseconds()))
 	out, work := runNeovimPlugin(t, "plugin_model_ghost.lua", "ALL PASSED", env...)
 	// The bridge's log where the plugin has it by default (stdpath('log')), in the state
 	// directory runNeovimScript gives Neovim beside the workspace.
@@ -302,7 +305,9 @@ const (
 	finishedCall = "\ty := add(3, 4)"
 )
 
-// TestNeovimPluginMercury: in real Neovim with the plugin, the model agent in the mercury format
+// TestNeovimPluginMercury: in real Neovim with the plugin set up with its model option (the
+// plugin writes the command: acp-lsp-bridge agent --model-url URL --model-format mercury), the
+// model agent in the mercury format
 // against a fake of Inception's service (its key in INCEPTION_API_KEY, the format's default):
 // the request goes to /v1/edit/completions with the key, as one user message with the region to
 // edit and the cursor marked; the answer, the region rewritten in a code fence, shows as ghost
@@ -344,7 +349,9 @@ func TestNeovimPluginMercury(t *testing.T) {
 			map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}},
 		}})
 	})
-	shown, saved, _ := runModelGhost(t, []string{"--model-url", f.srv.URL, "--model-format", "mercury", "--verbose"}, "(3", "", 10*time.Second, "INCEPTION_API_KEY="+hostedKey)
+	// Set up as a user would, with setup()'s model option: the plugin writes the agent's command.
+	setup := fmt.Sprintf(`{"url": %q, "format": "mercury", "args": ["--verbose"]}`, f.srv.URL)
+	shown, saved, _ := runModelGhost(t, nil, "(3", "", 10*time.Second, "INCEPTION_API_KEY="+hostedKey, "MODEL_SETUP="+setup)
 	wantHostedEdit(t, shown, saved, f.count())
 }
 

@@ -15,6 +15,12 @@ local defaults = {
   -- name instead of a list: 'copilot', GitHub Copilot's language server (acp-lsp-bridge --agent
   -- copilot)
   agent = nil,
+  -- instead of agent: the bridge's own agent with a model (acp-lsp-bridge agent --model-url URL
+  -- --model NAME --model-format FORMAT ...), e.g. llama.vim's setup: { url =
+  -- 'http://127.0.0.1:8012', name = 'qwen2.5-coder-1.5b', format = 'fim' }; the fields url, name,
+  -- format, server, api_key_env (--model-url, --model, --model-format, --model-server,
+  -- --api-key-env) and args (the agent's other flags, a list)
+  model = nil,
   bridge = 'acp-lsp-bridge', -- the bridge on the PATH, or its path
   log_file = vim.fn.stdpath('log') .. '/acp-lsp-bridge.log', -- false: stderr (Neovim's LSP log)
   filetypes = nil, -- nil: every file type
@@ -73,9 +79,34 @@ local short_agents = {
 -- key name, an agent given as one string with spaces (the bridge never runs a shell).
 local function check(opts)
   for k in pairs(opts) do
-    local optional = { agent = true, filetypes = true, delay = true, suggest_timeout = true, prompt_timeout = true }
+    local optional = { agent = true, model = true, filetypes = true, delay = true, suggest_timeout = true, prompt_timeout = true }
     if defaults[k] == nil and not optional[k] then
-      fail(('unknown option %q; the options are agent, bridge, log_file, filetypes, prompts, exclude, default_excludes, delay, suggest_timeout, prompt_timeout, automatic, display, keys, focus, diagnostics'):format(k))
+      fail(('unknown option %q; the options are agent, model, bridge, log_file, filetypes, prompts, exclude, default_excludes, delay, suggest_timeout, prompt_timeout, automatic, display, keys, focus, diagnostics'):format(k))
+    end
+  end
+  if opts.model ~= nil then
+    local m = opts.model
+    if type(m) ~= 'table' then
+      fail('model must be a table, e.g. { url = "http://127.0.0.1:8012", name = "qwen2.5-coder-1.5b", format = "fim" }')
+    end
+    if opts.agent ~= nil then
+      fail('give agent or model, not both: model runs the bridge\'s own agent (acp-lsp-bridge agent) with a model')
+    end
+    local fields = { url = true, name = true, format = true, server = true, api_key_env = true, args = true }
+    for k, v in pairs(m) do
+      if not fields[k] then
+        fail(('model: unknown field %q; the fields are url, name, format, server, api_key_env, args'):format(tostring(k)))
+      end
+      if k ~= 'args' and (type(v) ~= 'string' or v == '') then
+        fail(('model.%s must be a string'):format(k))
+      end
+    end
+    if m.args ~= nil and (type(m.args) ~= 'table' or not vim.iter(m.args):all(function(a) return type(a) == 'string' end)) then
+      fail('model.args must be a list of the agent\'s other flags, e.g. { "--timeout", "5s" }')
+    end
+    local hosted = { codestral = true, mercury = true, ['sweep-api'] = true }
+    if m.url == nil and not hosted[m.format] then
+      fail('model.url is needed (the model\'s server, e.g. "http://127.0.0.1:8012"), but for the hosted formats codestral, mercury, sweep-api')
     end
   end
   -- A short name stays a string (build_cmd gives it to --agent); any other string is a command.
@@ -144,6 +175,16 @@ local function build_cmd(opts)
   elseif opts.agent then
     table.insert(cmd, '--')
     vim.list_extend(cmd, vim.deepcopy(opts.agent))
+  elseif opts.model then
+    -- The bridge's own agent with a model: the same executable, its agent subcommand.
+    local m = opts.model
+    vim.list_extend(cmd, { '--', opts.bridge, 'agent' })
+    for _, f in ipairs({ { 'url', '--model-url' }, { 'name', '--model' }, { 'format', '--model-format' }, { 'server', '--model-server' }, { 'api_key_env', '--api-key-env' } }) do
+      if m[f[1]] then
+        vim.list_extend(cmd, { f[2], m[f[1]] })
+      end
+    end
+    vim.list_extend(cmd, vim.deepcopy(m.args or {}))
   end
   return cmd
 end

@@ -174,7 +174,30 @@ func PickFormat(name, model string) (f Format, why string, err error) {
 			return Formats["chat"], fmt.Sprintf("the model's name %q holds %q but is not a name that model is published under%s: the chat format; if it is that model, say --model-format %s", model, near.part, read, near.formats), nil
 		}
 	}
-	return Formats["chat"], fmt.Sprintf("the model's name %q names none of the next-edit models (zeta, zeta2, zeta2.1, sweep-next-edit, instinct)%s", model, read), nil
+	why = fmt.Sprintf("the model's name %q names none of the next-edit models (zeta, zeta2, zeta2.1, sweep-next-edit, instinct)%s", model, read)
+	if family := codeModelFamily(lower); family != "" {
+		why += fmt.Sprintf("; it names a code model (%s): to have it complete at the cursor by fill-in-the-middle, as llama.vim asks it, say --model-format fim", family)
+	}
+	return Formats["chat"], why, nil
+}
+
+// codeModelFamilies are parts of the names code models trained for fill-in-the-middle are
+// published under, each with the family it names.
+var codeModelFamilies = []struct{ part, family string }{
+	{"qwen2.5-coder", "Qwen2.5-Coder"}, {"qwen2.5coder", "Qwen2.5-Coder"}, {"qwen3-coder", "Qwen3-Coder"},
+	{"starcoder", "StarCoder"}, {"deepseek-coder", "DeepSeek-Coder"}, {"codellama", "CodeLlama"},
+	{"code-llama", "CodeLlama"}, {"codegemma", "CodeGemma"}, {"granite-code", "Granite Code"},
+	{"granite-3b-code", "Granite Code"}, {"granite-8b-code", "Granite Code"}, {"codestral", "Codestral"},
+}
+
+// codeModelFamily is the FIM code model family a lower-case model name names, "" for none.
+func codeModelFamily(lower string) string {
+	for _, f := range codeModelFamilies {
+		if strings.Contains(lower, f.part) {
+			return f.family
+		}
+	}
+	return ""
 }
 
 // HostedService is what a hosted service's format takes by default: where the service is, the

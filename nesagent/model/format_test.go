@@ -76,6 +76,17 @@ func TestPickFormatFromTheModelsName(t *testing.T) {
 			}
 		}
 	}
+	// A code model's name falls to the chat format, with the hint a llama.vim user needs.
+	for model, family := range map[string]string{"qwen2.5-coder:7b": "Qwen2.5-Coder", "Qwen2.5-Coder-1.5B-Q8_0.gguf": "Qwen2.5-Coder", "qwen3-coder:30b": "Qwen3-Coder",
+		"bigcode/starcoder2-3b": "StarCoder", "deepseek-coder-6.7b-base": "DeepSeek-Coder", "codellama:7b-code": "CodeLlama"} {
+		f, why, _ := PickFormat("auto", model)
+		if f.Name() != "chat" || !strings.Contains(why, "it names a code model ("+family+"): to have it complete at the cursor by fill-in-the-middle, as llama.vim asks it, say --model-format fim") {
+			t.Errorf("auto for the code model %q = %s, %q: want chat, and the hint to say --model-format fim", model, f.Name(), why)
+		}
+	}
+	if _, why, _ := PickFormat("auto", "gpt-4o-mini"); strings.Contains(why, "--model-format fim") {
+		t.Errorf("auto for a chat model hints at fim: %s", why)
+	}
 	if _, why, _ := PickFormat("auto", "bartowski/zed-industries_zeta-GGUF:Q4_K_M"); !strings.Contains(why, `read as "zeta"`) {
 		t.Errorf("the reason does not say how the name was read: %s", why)
 	}

@@ -55,6 +55,21 @@ T.run(function()
   check(not ok and tostring(err):find("{ 'my-agent', '--acp' }", 1, true), "setup({ agent = 'my-agent --acp' }): " .. tostring(err))
   ok, err = pcall(require('acp_lsp_bridge').setup, { keys = { acept = '<C-l>' } })
   check(not ok and tostring(err):find('unknown key "acept"', 1, true), 'setup({ keys = { acept = ... } }): ' .. tostring(err))
+  -- model: the bridge's own agent with a model, its command written by the plugin.
+  ok, err = pcall(require('acp_lsp_bridge').setup, { agent = { 'my-agent' }, model = { url = 'http://127.0.0.1:8012' } })
+  check(not ok and tostring(err):find('give agent or model, not both', 1, true), 'setup({ agent, model }): ' .. tostring(err))
+  ok, err = pcall(require('acp_lsp_bridge').setup, { model = { url = 'http://127.0.0.1:8012', fromat = 'fim' } })
+  check(not ok and tostring(err):find('model: unknown field "fromat"', 1, true), 'setup({ model = { fromat } }): ' .. tostring(err))
+  ok, err = pcall(require('acp_lsp_bridge').setup, { model = { name = 'qwen2.5-coder-1.5b' } })
+  check(not ok and tostring(err):find('model.url is needed', 1, true), 'setup({ model = { name } }): ' .. tostring(err))
+  require('acp_lsp_bridge').setup({ model = { url = 'http://127.0.0.1:8012', name = 'qwen2.5-coder-1.5b', format = 'fim', args = { '--timeout', '5s' } } })
+  local want = { 'acp-lsp-bridge', '--', 'acp-lsp-bridge', 'agent', '--model-url', 'http://127.0.0.1:8012', '--model', 'qwen2.5-coder-1.5b', '--model-format', 'fim', '--timeout', '5s' }
+  local cmd = vim.list_slice(vim.lsp.config.acp.cmd, 1)
+  if cmd[2] == '--log-file' then
+    table.remove(cmd, 2)
+    table.remove(cmd, 2)
+  end
+  check(vim.deep_equal(cmd, want), 'setup({ model = ... }): cmd ' .. vim.inspect(vim.lsp.config.acp.cmd))
   ok, err = pcall(require('acp_lsp_bridge').setup, { prompts = 'always' })
   check(not ok and tostring(err):find('want "explicit" (the default), "auto" or "off"', 1, true), "setup({ prompts = 'always' }): " .. tostring(err))
 

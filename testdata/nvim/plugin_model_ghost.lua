@@ -12,7 +12,7 @@
 --   nvim --headless -i NONE -c 'lua dofile(vim.env.NVIM_TEST_SCRIPT)'
 --
 -- Environment: ACP_PLUGIN_REPO, NVIM_TEST_DIR, NVIM_TEST_LIB, MODEL_AGENT (the agent's command, a
--- JSON list), MODEL_TYPE (the keys typed), MODEL_RETRY (characters to type one at a time while no
+-- JSON list) or MODEL_SETUP (setup()'s model option instead, a JSON object), MODEL_TYPE (the keys typed), MODEL_RETRY (characters to type one at a time while no
 -- ghost text comes; "" for none), MODEL_WAIT (milliseconds to wait for the server's answer each
 -- time). The agent must log with --verbose.
 -- Output: "STEP <name> ok" per step, "SHOWN <json>" ({before, row, col, ghost}: the buffer's text
@@ -26,10 +26,14 @@ local check, wait_for, sleep = T.check, T.wait_for, T.sleep
 vim.o.showmode = false
 T.install()
 local acp = require('acp_lsp_bridge')
-acp.setup({
-  agent = vim.json.decode(os.getenv('MODEL_AGENT')),
-  suggest_timeout = 30000,
-})
+local opts = { suggest_timeout = 30000 }
+if os.getenv('MODEL_SETUP') then
+  -- setup()'s model option: the plugin writes the agent's command.
+  opts.model = vim.json.decode(os.getenv('MODEL_SETUP'))
+else
+  opts.agent = vim.json.decode(os.getenv('MODEL_AGENT'))
+end
+acp.setup(opts)
 
 -- shown is the ghost text in buf as the user sees it, its first line and the lines below it
 -- joined by line breaks, and the 0-based row and byte column it is drawn at; nil when none.
