@@ -13,10 +13,10 @@ package model
 // ids, the last maxRefsTracked of them, not documents. The formats keep nothing of their own.
 func (e *engine) DocumentClosed(uri string) {
 	// The follows before and after the prefetch: a prefetch that starts once a stream has ended
-	// finds that stream lost (startAhead's stale), and one whose own stream answers after the
+	// finds that stream lost (startPrefetch's stale), and one whose own stream answers after the
 	// prefetch is cancelled registers no follow (follows.begin).
 	e.follows.closed(uri)
-	e.ahead.closed(uri)
+	e.prefetched.closed(uri)
 	e.follows.closed(uri)
 	e.gens.closed(uri)
 	e.chain.forget(uri)

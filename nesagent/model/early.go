@@ -96,12 +96,12 @@ func (r *earlyReader) apply(hks ...streamHunk) string {
 // answer has ended, such a request gets the whole answer, as without streaming. What the whole
 // answer changes beyond a suggestion answered is the next suggestion once that one is accepted,
 // offered without asking the model again (follows.take). The stream is closed when the document
-// changes otherwise (DocumentChanged), or the next request for it is elsewhere. ahead is
+// changes otherwise (DocumentChanged), or the next request for it is elsewhere. prefetch is
 // engine.ask's.
-func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in *input, c *call, st Streamer, ahead bool) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+func (e *engine) suggestStreaming(ctx context.Context, req nesagent.Request, in *input, c *call, st Streamer, prefetch bool) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
 	// The generation outlives the request: it is ended by the next one for the document, by a
 	// change, or by the request itself while nothing was answered.
-	gctx, end, ok := e.gens.start(context.WithoutCancel(ctx), req.URI, ahead)
+	gctx, end, ok := e.gens.start(context.WithoutCancel(ctx), req.URI, prefetch)
 	if !ok {
 		return nil, nil, errBusy
 	}
@@ -445,7 +445,7 @@ func (fs *follows) closed(uri string) {
 // accepted.
 func (e *engine) DocumentChanged(uri, text string) {
 	e.follows.changed(uri, text)
-	e.ahead.changed(uri, text)
+	e.prefetched.changed(uri, text)
 }
 
 // applyEdits is text with non-overlapping edits made. Unlike nesagent's applyCheckedEdits, it

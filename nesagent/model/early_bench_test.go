@@ -182,9 +182,9 @@ func BenchmarkNextAtTheAcceptPrefetched(b *testing.B) {
 			accepted := applyEdits(req.Text, sugs[0].Edits)
 			// The user reads the suggestion: what was prefetched is answered meanwhile.
 			e := eng.(*engine)
-			e.ahead.mu.Lock()
-			p := e.ahead.byURI[req.URI]
-			e.ahead.mu.Unlock()
+			e.prefetched.mu.Lock()
+			p := e.prefetched.byURI[req.URI]
+			e.prefetched.mu.Unlock()
 			if p == nil {
 				b.Fatal("nothing prefetched")
 			}

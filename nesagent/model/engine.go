@@ -59,7 +59,7 @@ func (e *engine) suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 		// without it, and replace that rest.
 		return nil, nil, err
 	}
-	sugs, quiet, err, ok := e.ahead.take(ctx, req)
+	sugs, quiet, err, ok := e.prefetched.take(ctx, req)
 	if ok {
 		e.cfg.Log.Debug("model: the prefetched suggestion, at the accept", "uri", req.URI)
 	} else {
@@ -78,7 +78,7 @@ func (e *engine) suggest(ctx context.Context, req nesagent.Request) ([]nesagent.
 func (e *engine) answered(ctx context.Context, req nesagent.Request, sugs []nesagent.Suggestion, accepted bool) {
 	e.chain.answered(req, sugs)
 	if accepted {
-		e.askAhead(ctx, req, sugs)
+		e.prefetchNext(ctx, req, sugs)
 	}
 }
 
@@ -117,9 +117,9 @@ func (c *acceptChain) forget(uri string) {
 	delete(c.byURI, uri)
 }
 
-// ask asks the model for a suggestion at req. ahead says it is prefetched (prefetch.go): it then
+// ask asks the model for a suggestion at req. prefetch says it is a prefetch (prefetch.go): it then
 // gives way to any request in flight for the document (errBusy).
-func (e *engine) ask(ctx context.Context, req nesagent.Request, ahead bool) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
+func (e *engine) ask(ctx context.Context, req nesagent.Request, prefetch bool) ([]nesagent.Suggestion, *nesagent.Quiet, error) {
 	name := relName
 	if e.cfg.AbsolutePaths {
 		name = absName
@@ -138,9 +138,9 @@ func (e *engine) ask(ctx context.Context, req nesagent.Request, ahead bool) ([]n
 	}
 	c.URI = req.URI
 	if st, ok := e.c.(Streamer); ok && c.lines != nil && !e.cfg.NoStream {
-		return e.suggestStreaming(ctx, req, in, c, st, ahead)
+		return e.suggestStreaming(ctx, req, in, c, st, prefetch)
 	}
-	gctx, end, ok := e.gens.start(ctx, req.URI, ahead)
+	gctx, end, ok := e.gens.start(ctx, req.URI, prefetch)
 	defer end()
 	if !ok {
 		return nil, nil, errBusy

@@ -284,18 +284,18 @@ func withDefaults(cfg Config) (*engine, error) {
 
 type engine struct {
 	// words are the word indexes of the open documents, kept while their text stays the same.
-	words     wordIndexes
-	ring      fimRing
-	follows   follows       // the answers still streaming after their first change was shown
-	ahead     prefetches    // the next suggestions prefetched, as if the last were accepted
-	chain     acceptChain   // the text each document's last suggestion makes: met, it was accepted
-	track     *sweepTracker // Sweep's metrics, when turned on
-	scrub     scrubber      // the key, out of every error and reason the engine gives
-	gens      generations
-	cfg       Config
-	c         Completer
-	format    Format
-	formatWhy string
+	words      wordIndexes
+	ring       fimRing
+	follows    follows       // the answers still streaming after their first change was shown
+	prefetched prefetches    // the next suggestions prefetched, as if the last were accepted
+	chain      acceptChain   // the text each document's last suggestion makes: met, it was accepted
+	track      *sweepTracker // Sweep's metrics, when turned on
+	scrub      scrubber      // the key, out of every error and reason the engine gives
+	gens       generations
+	cfg        Config
+	c          Completer
+	format     Format
+	formatWhy  string
 }
 
 // Describe says which format the engine speaks and why (for doctor and the log).

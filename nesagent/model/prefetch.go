@@ -64,11 +64,11 @@ func (e *engine) prefetchOn() bool {
 	return e.cfg.PrefetchBilled || local && !e.Billed()
 }
 
-// askAhead prefetches for the suggestion after sugs, the answer to req (one edit of req's
+// prefetchNext prefetches for the suggestion after sugs, the answer to req (one edit of req's
 // document), as if it were accepted: at once, or, when the rest of a streamed answer may still
 // follow it, once that answer has ended with nothing more. ctx is req's: a request cancelled
 // meanwhile (the bridge cancels a request whose document changed) asks nothing ahead.
-func (e *engine) askAhead(ctx context.Context, req nesagent.Request, sugs []nesagent.Suggestion) {
+func (e *engine) prefetchNext(ctx context.Context, req nesagent.Request, sugs []nesagent.Suggestion) {
 	if len(sugs) != 1 || !e.prefetchOn() {
 		return
 	}
@@ -77,20 +77,20 @@ func (e *engine) askAhead(ctx context.Context, req nesagent.Request, sugs []nesa
 		return
 	}
 	next := acceptedRequest(req, s)
-	if e.follows.after(req.URI, next.Text, func(lost func() bool) { e.startAhead(next, lost) }) {
+	if e.follows.after(req.URI, next.Text, func(lost func() bool) { e.startPrefetch(next, lost) }) {
 		return
 	}
-	e.startAhead(next, func() bool { return ctx.Err() != nil })
+	e.startPrefetch(next, func() bool { return ctx.Err() != nil })
 }
 
-// startAhead starts the prefetch at req, unless stale, asked once it is registered
+// startPrefetch starts the prefetch at req, unless stale, asked once it is registered
 // (a change heard after that drops it), says the document has moved on.
-func (e *engine) startAhead(req nesagent.Request, stale func() bool) {
+func (e *engine) startPrefetch(req nesagent.Request, stale func() bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &prefetch{expect: req.Text, cancel: cancel, done: make(chan struct{})}
-	e.ahead.put(req.URI, p)
+	e.prefetched.put(req.URI, p)
 	if stale() {
-		e.ahead.drop(req.URI, p)
+		e.prefetched.drop(req.URI, p)
 		return
 	}
 	e.cfg.Log.Debug("model: prefetching the next suggestion, as if this one were accepted", "uri", req.URI, "format", e.format.Name())
@@ -99,7 +99,7 @@ func (e *engine) startAhead(req nesagent.Request, stale func() bool) {
 		p.sugs, p.quiet, p.err = e.ask(ctx, req, true)
 		if p.err != nil {
 			p.cancelled = ctx.Err() != nil || errors.Is(p.err, errBusy)
-			e.ahead.drop(req.URI, p)
+			e.prefetched.drop(req.URI, p)
 		}
 	}()
 }

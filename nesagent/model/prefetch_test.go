@@ -136,9 +136,9 @@ func atAccept(eng nesagent.Engine, req nesagent.Request) nesagent.Request {
 // asking reports whether eng has a prefetch registered for uri.
 func asking(eng nesagent.Engine, uri string) bool {
 	e := eng.(*engine)
-	e.ahead.mu.Lock()
-	defer e.ahead.mu.Unlock()
-	return e.ahead.byURI[uri] != nil
+	e.prefetched.mu.Lock()
+	defer e.prefetched.mu.Unlock()
+	return e.prefetched.byURI[uri] != nil
 }
 
 // TestPrefetchAnswersTheAccept: after a suggestion of a format that does not stream, the model is
