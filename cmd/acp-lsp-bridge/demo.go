@@ -17,7 +17,7 @@ import (
 
 	"go.lsp.dev/uri"
 
-	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/test/fakeeditor"
+	"github.com/acp-lsp-bridge/acp-lsp-bridge/internal/demoeditor"
 )
 
 // demoDoc is the file the demo edits.
@@ -161,23 +161,23 @@ func demo(ctx context.Context, ui demoUI) error {
 	ui.say("%s", ui.style("1", "acp-lsp-bridge demo")+": a scripted editing session through the real bridge binary and its")
 	ui.say("built-in agent (rename propagation and repeated edits; no model, no network), over real pipes.\n")
 
-	// The demo's editor is the tests' fake editor: it keeps the buffer in step with the bridge, in
-	// utf-16 positions as most editors use.
-	e := fakeeditor.Connect(out, in, fakeeditor.Options{})
+	// The demo's editor keeps the buffer in step with the bridge, in utf-16 positions as most
+	// editors use.
+	e := demoeditor.Connect(out, in)
 	defer e.Close()
 	docURI := string(uri.File(filepath.Join(dir, "main.go")))
-	if _, err := e.Initialize(ctx, fakeeditor.InitParams{
+	if err := e.Initialize(ctx, demoeditor.Init{
 		Root: string(uri.File(dir)), ProcessID: os.Getpid(), Encodings: []string{"utf-16"}, ClientName: "demo editor",
 	}); err != nil {
 		return fail(err)
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	err = e.Await(waitCtx, fakeeditor.Ready())
+	err = e.WaitReady(waitCtx)
 	cancel()
 	if err != nil {
 		return fail(fmt.Errorf("the built-in agent did not start: %w", err))
 	}
-	if err := e.Open(ctx, docURI, demoDoc); err != nil {
+	if err := e.Open(ctx, docURI, "go", demoDoc); err != nil {
 		return fail(err)
 	}
 	ui.say("The editor opens main.go:")
@@ -211,7 +211,7 @@ func demo(ctx context.Context, ui demoUI) error {
 			if err != nil {
 				return fail(err)
 			}
-			edits, err := e.InlineEdits(ctx, docURI, at)
+			edits, err := e.Suggestions(ctx, docURI, at)
 			if err != nil {
 				return fail(err)
 			}

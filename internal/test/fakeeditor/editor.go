@@ -1,12 +1,12 @@
-// Package fakeeditor is the one LSP editor of the bridge's Go tests and of its demo. It keeps the
-// text of each open document as an editor does (so an edit is given as positions or offsets and
-// the editor works out the versions and the encoding), sends typed requests, answers and records
-// what the bridge asks of an editor (messages, questions, edits to apply, documents to show,
-// progress), and waits for expectations on what it recorded instead of polling, in the manner of
-// gopls' integration tests.
+// Package fakeeditor is the one LSP editor of the bridge's Go tests (the demo has its own,
+// internal/demoeditor, since the binary links no test code). It keeps the text of each open
+// document as an editor does (so an edit is given as positions or offsets and the editor works out
+// the versions and the encoding), sends typed requests, answers and records what the bridge asks
+// of an editor (messages, questions, edits to apply, documents to show, progress), and waits for
+// expectations on what it recorded instead of polling, in the manner of gopls' integration tests.
 //
-// [Editor] returns errors, for the demo and for tests of bad input; [Env] wraps it for tests and
-// fails the test on an error.
+// [Editor] returns errors, for tests of bad input; [Env] wraps it for tests and fails the test on
+// an error.
 package fakeeditor
 
 import (
