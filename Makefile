@@ -16,6 +16,7 @@ build:
 test: lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz-short
+	bash tools/gate-rules-check.sh
 	@if [ "$${ACP_LSP_BRIDGE_WINE:-}" = 1 ]; then sh tools/windows-tests.sh; fi
 
 # The tests built for Windows, run under Wine 10 (tools/windows-tests.sh; the Wine root first:
