@@ -426,7 +426,7 @@ func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	if h.fixed && doctor {
 		// The agent takes --model-server's word and asks nothing; doctor asks all the same, to
 		// say when the server is something else.
-		if other, why := h.askKind(dctx, true); other != kindUnknown && other != k {
+		if other, why, _ := h.askKind(dctx, true); other != kindUnknown && other != k {
 			out += "; but the server answers as " + other.String() + " (" + h.scrub.scrub(strings.Trim(why, "()")) + "): use --model-server auto"
 		}
 	}
@@ -445,8 +445,8 @@ func (e *engine) ServerAnswers(ctx context.Context, wait time.Duration) (bool, s
 	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if k, why := h.askKind(dctx, false); k == kindUnknown {
-		if !strings.HasPrefix(why, "nothing answers at ") {
+	if k, why, unreached := h.askKind(dctx, false); k == kindUnknown {
+		if !unreached { // (those words name the server already)
 			why = h.shown + why
 		}
 		return false, h.scrub.scrub(why)

@@ -178,7 +178,7 @@ func (h *httpCompleter) serverKind(ctx, dctx context.Context, props bool) server
 	if k != kindUnknown {
 		return k
 	}
-	k, why := h.askKind(dctx, props)
+	k, why, unreached := h.askKind(dctx, props)
 	if ctx.Err() != nil {
 		return kindUnknown // the request was abandoned: no try counted
 	}
@@ -187,7 +187,7 @@ func (h *httpCompleter) serverKind(ctx, dctx context.Context, props bool) server
 	if h.kind != kindUnknown { // another request found it meanwhile
 		return h.kind
 	}
-	if k == kindUnknown && strings.HasPrefix(why, "nothing answers at ") {
+	if unreached {
 		// Nothing listens there yet: that says nothing of what will (no try counted). The user
 		// must start the server or name its address: a warning, with how, once until it answers.
 		if !h.toldUnreachable {
@@ -220,8 +220,8 @@ func (h *httpCompleter) Kind() string {
 }
 
 // askKind asks the server whether it is Ollama: kindUnknown when it did not say (no answer, an
-// error status), with why.
-func (h *httpCompleter) askKind(dctx context.Context, props bool) (serverKind, string) {
+// error status), with why; unreached says nothing answered at the address at all (unreachable).
+func (h *httpCompleter) askKind(dctx context.Context, props bool) (k serverKind, why string, unreached bool) {
 	budget := time.Second
 	if deadline, ok := dctx.Deadline(); ok {
 		budget = time.Until(deadline) / 2
@@ -231,33 +231,33 @@ func (h *httpCompleter) askKind(dctx context.Context, props bool) (serverKind, s
 	code, status, data, err := h.get(ctx, h.version, 4096)
 	if err != nil {
 		if ctx.Err() != nil {
-			return kindUnknown, fmt.Sprintf("no answer at /api/version within %s", budget.Round(time.Millisecond))
+			return kindUnknown, fmt.Sprintf("no answer at /api/version within %s", budget.Round(time.Millisecond)), false
 		}
 		if cause, ok := unreachable(err); ok {
-			return kindUnknown, "nothing answers at " + h.shown + " (" + h.scrub.clean(cause, maxErrorText) + ")"
+			return kindUnknown, "nothing answers at " + h.shown + " (" + h.scrub.clean(cause, maxErrorText) + ")", true
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return kindUnknown, "/api/version: " + h.scrub.clean(err.Error(), maxErrorText)
+		return kindUnknown, "/api/version: " + h.scrub.clean(err.Error(), maxErrorText), false
 	}
 	var v struct {
 		Version string `json:"version"`
 	}
 	switch {
 	case code == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Version != "":
-		return kindOllama, h.scrub.clean(v.Version, 40) + " (it answers /api/version)"
+		return kindOllama, h.scrub.clean(v.Version, 40) + " (it answers /api/version)", false
 	case code >= 500:
-		return kindUnknown, "/api/version answered " + h.scrub.clean(status, 60)
+		return kindUnknown, "/api/version answered " + h.scrub.clean(status, 60), false
 	}
 	if !props {
-		return kindOpenAI, "no Ollama at /api/version"
+		return kindOpenAI, "no Ollama at /api/version", false
 	}
 	if h.askProps(ctx) {
-		return kindLlamaServer, "it answers /props as llama-server does"
+		return kindLlamaServer, "it answers /props as llama-server does", false
 	}
-	return kindOpenAI, "no Ollama at /api/version, no llama-server at /props"
+	return kindOpenAI, "no Ollama at /api/version, no llama-server at /props", false
 }
 
 // askProps reports whether the server answers GET /props as llama-server does: a JSON object
