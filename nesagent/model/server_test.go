@@ -258,3 +258,46 @@ func FuzzScrubNeverShowsTheKey(f *testing.F) {
 		}
 	})
 }
+
+// TestForgottenKindGetsEveryTryAgain: once the server is forgotten as Ollama (its /api/generate
+// answered 404), what serves the model is asked afresh, with all of maxKindTries before it is
+// taken as OpenAI-compatible: the tries spent before it was found do not count.
+func TestForgottenKindGetsEveryTryAgain(t *testing.T) {
+	var mu sync.Mutex
+	checks, completions := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Path {
+		case "/api/version":
+			checks++
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case "/v1/completions":
+			completions++
+			fp := ""
+			if completions == 2 {
+				fp = "fp_ollama"
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"system_fingerprint": fp, "choices": []any{map[string]any{"text": "t", "finish_reason": "stop"}}})
+		case "/api/generate":
+			http.Error(w, "404 page not found", http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	var log bytes.Buffer
+	e := newEngine(t, Config{URL: srv.URL, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	for i := range 2 + maxKindTries + 1 {
+		_, err := e.c.Complete(context.Background(), Prompt{Raw: "p"})
+		if (err != nil) != (i == 1) {
+			t.Fatalf("request %d: %v (only the second, sent to /api/generate, should fail)", i, err)
+		}
+	}
+	if want := 2 + maxKindTries; checks != want {
+		t.Errorf("%d checks of the kind, want %d (two before Ollama was found, then every try again)", checks, want)
+	}
+	for _, say := range []string{"what serves the model is asked again (/api/generate answered 404", "3 times: taken as OpenAI-compatible"} {
+		if !strings.Contains(log.String(), say) {
+			t.Errorf("the log does not say %q:\n%s", say, log.String())
+		}
+	}
+}

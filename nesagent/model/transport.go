@@ -290,7 +290,8 @@ func (h *httpCompleter) get(ctx context.Context, endpoint string, limit int64) (
 	return resp.StatusCode, resp.Status, data, nil
 }
 
-// setKindLocked records what serves the model, and logs it when it changed. h.mu is held.
+// setKindLocked records what serves the model (a kind that is known), and logs it when it
+// changed. h.mu is held.
 func (h *httpCompleter) setKindLocked(k serverKind, why string) {
 	if k == h.kind {
 		return
@@ -303,10 +304,19 @@ func (h *httpCompleter) setKindLocked(k serverKind, why string) {
 		h.cfg.Log.Info("model: the server is llama-server ("+why+"): raw prompts go to /v1/completions, FIM prompts to /infill", "server", h.shown)
 	case kindOpenAI:
 		h.cfg.Log.Info("model: the server is OpenAI-compatible ("+why+"): raw prompts go to /v1/completions", "server", h.shown)
-	default:
-		h.kindTries = 0
-		h.cfg.Log.Info("model: what serves the model is asked again ("+why+")", "server", h.shown)
 	}
+}
+
+// forgetKindLocked forgets what serves the model, for why: the next prompt that needs it asks
+// the server again, with every try of maxKindTries before it is taken as OpenAI-compatible.
+// h.mu is held.
+func (h *httpCompleter) forgetKindLocked(why string) {
+	if h.kind == kindUnknown {
+		return
+	}
+	h.kind, h.found = kindUnknown, why
+	h.kindTries = 0
+	h.cfg.Log.Info("model: what serves the model is asked again ("+why+")", "server", h.shown)
 }
 
 // Complete sends the prompt and returns the answer's text. Nothing is sent while the server asked
@@ -376,84 +386,82 @@ func (h *httpCompleter) cachePrompt() bool {
 
 // ask posts the prompt where its kind goes, and returns what was read of the answer and the endpoint that gave it.
 func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(string)) (parsed, string, error) {
-	stream := onText != nil
-	post := func(ctx, dctx context.Context, endpoint string, body any, read reader) (parsed, error) {
-		return h.postAs(ctx, dctx, endpoint, body, postOpts{onText: onText}, read)
-	}
-	if p.FIM != nil {
+	switch {
+	case p.FIM != nil:
 		return h.askFIM(ctx, dctx, p)
+	case p.Body != nil:
+		return h.askHosted(ctx, dctx, p)
+	case p.Raw == "":
+		return h.askChat(ctx, dctx, p, onText)
 	}
-	if p.Body != nil {
-		// A hosted service's own request (Sweep's), at its own path: the answer is read by
-		// the format.
-		endpoint := h.base + p.Path
-		r, err := h.postAs(ctx, dctx, endpoint, p.Body, postOpts{brotli: p.Brotli, whole: true}, readWhole)
-		return r, endpoint, err
+	return h.askRaw(ctx, dctx, p, onText)
+}
+
+// askHosted posts a hosted service's own request (Sweep's) at its own path: the answer is read
+// by the format.
+func (h *httpCompleter) askHosted(ctx, dctx context.Context, p Prompt) (parsed, string, error) {
+	endpoint := h.base + p.Path
+	r, err := h.postAs(ctx, dctx, endpoint, p.Body, postOpts{brotli: p.Brotli, whole: true}, readWhole)
+	return r, endpoint, err
+}
+
+// ollamaOptions are the options of Ollama's /api/generate and /api/chat for p.
+func (h *httpCompleter) ollamaOptions(p Prompt) generateOptions {
+	return generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop, NumCtx: h.cfg.ContextTokens}
+}
+
+// askChat posts a chat prompt: to Ollama's own /api/chat when the server is known to be Ollama,
+// to a hosted service's chat-shaped endpoint when the format names one (p.Path), and to
+// /v1/chat/completions otherwise.
+func (h *httpCompleter) askChat(ctx, dctx context.Context, p Prompt, onText func(string)) (parsed, string, error) {
+	stream := onText != nil
+	var msgs []chatMessage
+	if p.System != "" {
+		msgs = append(msgs, chatMessage{Role: "system", Content: p.System})
 	}
-	options := generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop, NumCtx: h.cfg.ContextTokens}
-	if p.Raw == "" {
-		var msgs []chatMessage
-		if p.System != "" {
-			msgs = append(msgs, chatMessage{Role: "system", Content: p.System})
-		}
-		msgs = append(msgs, chatMessage{Role: "user", Content: p.User})
-		if p.Path == "" && h.isOllama() {
-			// Ollama's own chat, which takes the options its OpenAI layer has no field for:
-			// num_ctx above all.
-			r, err := post(ctx, dctx, h.ollamaChat, ollamaChatRequest{Model: h.cfg.Model, Messages: msgs, Stream: stream, Options: options}, readOllama)
-			h.notOllamaOn404(err, "/api/chat")
-			return r, h.ollamaChat, err
-		}
-		chat := h.chat
-		if p.Path != "" {
-			chat = h.base + p.Path // a hosted service's chat-shaped endpoint (Inception's edits)
-		}
-		r, err := post(ctx, dctx, chat, chatRequest{
-			Model: h.cfg.Model, Messages: msgs, Temperature: 0, MaxTokens: p.MaxTokens, Stop: p.Stop, Stream: stream,
-			CachePrompt: p.Path == "" && h.cachePrompt(),
-		}, readChat)
-		if err == nil && p.Path == "" && r.fingerprint == ollamaFingerprint {
-			// Ollama's OpenAI layer answered: the answer is good, but --model-context cannot
-			// reach the model there; the next chat prompt goes to /api/chat.
-			h.mu.Lock()
-			if !h.fixed {
-				h.setKindLocked(kindOllama, "(its /v1/chat/completions answers as Ollama's, system_fingerprint "+ollamaFingerprint+")")
-			}
-			h.mu.Unlock()
-		}
-		return r, chat, err
+	msgs = append(msgs, chatMessage{Role: "user", Content: p.User})
+	if p.Path == "" && h.isOllama() {
+		// Ollama's own chat, which takes the options its OpenAI layer has no field for:
+		// num_ctx above all.
+		r, err := h.postAs(ctx, dctx, h.ollamaChat, ollamaChatRequest{Model: h.cfg.Model, Messages: msgs, Stream: stream, Options: h.ollamaOptions(p)}, postOpts{onText: onText}, readOllama)
+		h.notOllamaOn404(err, "/api/chat")
+		return r, h.ollamaChat, err
 	}
-	generate := func() (parsed, string, error) {
-		r, err := post(ctx, dctx, h.generate, generateRequest{
-			Model: h.cfg.Model, Prompt: p.Raw, Raw: true, Stream: stream, Options: options,
-		}, readOllama)
-		h.notOllamaOn404(err, "/api/generate")
-		return r, h.generate, err
+	chat := h.chat
+	if p.Path != "" {
+		chat = h.base + p.Path // a hosted service's chat-shaped endpoint (Inception's edits)
 	}
+	r, err := h.postAs(ctx, dctx, chat, chatRequest{
+		Model: h.cfg.Model, Messages: msgs, Temperature: 0, MaxTokens: p.MaxTokens, Stop: p.Stop, Stream: stream,
+		CachePrompt: p.Path == "" && h.cachePrompt(),
+	}, postOpts{onText: onText}, readChat)
+	if err == nil && p.Path == "" && r.fingerprint == ollamaFingerprint {
+		// Ollama's OpenAI layer answered: the answer is good, but --model-context cannot reach
+		// the model there; the next chat prompt goes to /api/chat. A kind the user said stays,
+		// and the answer is good all the same: nothing to warn of.
+		h.sawOllamaLayer("/v1/chat/completions")
+	}
+	return r, chat, err
+}
+
+// askRaw posts a raw prompt: to Ollama's /api/generate with raw set when the server is Ollama,
+// to /v1/completions otherwise.
+func (h *httpCompleter) askRaw(ctx, dctx context.Context, p Prompt, onText func(string)) (parsed, string, error) {
+	stream := onText != nil
 	if h.useGenerate(ctx, dctx) {
-		return generate()
+		return h.askGenerate(ctx, dctx, p, onText)
 	}
-	r, err := post(ctx, dctx, h.completions, completionRequest{
+	r, err := h.postAs(ctx, dctx, h.completions, completionRequest{
 		Model: h.cfg.Model, Prompt: p.Raw, MaxTokens: p.MaxTokens, Temperature: 0, Stop: p.Stop, Stream: stream,
 		CachePrompt: h.cachePrompt(),
-	}, readCompletion)
+	}, postOpts{onText: onText}, readCompletion)
 	if err != nil || r.fingerprint != ollamaFingerprint {
 		return r, h.completions, err
 	}
 	// Ollama's OpenAI layer answered: it wrapped the prompt in the model's chat template, so the
 	// answer is to another prompt than the format's.
-	h.mu.Lock()
-	fixed := h.fixed
-	if fixed {
-		if !h.warned {
-			h.warned = true
-			h.cfg.Log.Warn("model: --model-server openai, but the server is Ollama (its /v1/completions answers as Ollama's): raw prompts go wrapped in the chat template, and the answers will be wrong; use --model-server ollama or auto", "server", h.shown)
-		}
-	} else {
-		h.setKindLocked(kindOllama, "(its /v1/completions answers as Ollama's, system_fingerprint "+ollamaFingerprint+")")
-	}
-	h.mu.Unlock()
-	if fixed {
+	if h.sawOllamaLayer("/v1/completions") {
+		h.warnWrapped()
 		return r, h.completions, nil
 	}
 	if stream {
@@ -461,11 +469,43 @@ func (h *httpCompleter) ask(ctx, dctx context.Context, p Prompt, onText func(str
 		// answer after the first. This one is dropped; the next prompt goes to /api/generate.
 		return parsed{}, h.completions, errors.New("the answer came from Ollama's /v1/completions, which wraps the prompt in the model's chat template; it is dropped, and the next prompt goes to /api/generate")
 	}
-	return generate()
+	return h.askGenerate(ctx, dctx, p, onText)
+}
+
+// askGenerate posts a raw prompt to Ollama's /api/generate, with raw set.
+func (h *httpCompleter) askGenerate(ctx, dctx context.Context, p Prompt, onText func(string)) (parsed, string, error) {
+	r, err := h.postAs(ctx, dctx, h.generate, generateRequest{
+		Model: h.cfg.Model, Prompt: p.Raw, Raw: true, Stream: onText != nil, Options: h.ollamaOptions(p),
+	}, postOpts{onText: onText}, readOllama)
+	h.notOllamaOn404(err, "/api/generate")
+	return r, h.generate, err
 }
 
 // ollamaFingerprint is the system_fingerprint of the answers of Ollama's OpenAI layer.
 const ollamaFingerprint = "fp_ollama"
+
+// sawOllamaLayer records an answer of Ollama's OpenAI layer at path: the server is Ollama. It
+// reports whether the user fixed the kind with --model-server, which then stays as said.
+func (h *httpCompleter) sawOllamaLayer(path string) (fixed bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fixed {
+		return true
+	}
+	h.setKindLocked(kindOllama, "(its "+path+" answers as Ollama's, system_fingerprint "+ollamaFingerprint+")")
+	return false
+}
+
+// warnWrapped warns, once, that --model-server openai names an Ollama, whose /v1/completions
+// wraps raw prompts in the chat template.
+func (h *httpCompleter) warnWrapped() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.warned {
+		h.warned = true
+		h.cfg.Log.Warn("model: --model-server openai, but the server is Ollama (its /v1/completions answers as Ollama's): raw prompts go wrapped in the chat template, and the answers will be wrong; use --model-server ollama or auto", "server", h.shown)
+	}
+}
 
 // isOllama reports whether the server is known to be Ollama (--model-server ollama, its
 // /api/version, or its fingerprint on an answer). Chat prompts do not ask it: they go to
@@ -486,7 +526,7 @@ func (h *httpCompleter) notOllamaOn404(err error, path string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.fixed {
-		h.setKindLocked(kindUnknown, path+" answered 404: no Ollama there now")
+		h.forgetKindLocked(path + " answered 404: no Ollama there now")
 	}
 }
 

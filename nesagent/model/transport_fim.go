@@ -80,7 +80,7 @@ func (h *httpCompleter) askFIM(ctx, dctx context.Context, p Prompt) (parsed, str
 	case kindOllama:
 		r, err := h.post(ctx, dctx, h.generate, generateRequest{
 			Model: h.cfg.Model, Prompt: f.Prefix + f.Line, Suffix: f.Suffix,
-			Options: generateOptions{NumPredict: p.MaxTokens, Temperature: 0, Stop: p.Stop, NumCtx: h.cfg.ContextTokens},
+			Options: h.ollamaOptions(p),
 		}, readOllama)
 		return r, h.generate, err
 	case kindLlamaServer:
