@@ -593,8 +593,19 @@ func TestDemo(t *testing.T) {
 	// A suggestion ended unaccepted is shown with why, not as a bare nes/reject that reads as
 	// the user's refusal.
 	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "What the agent received") && (strings.Contains(line, "nes/reject,") || strings.Contains(line, "nes/reject ×")) {
+		if !strings.HasPrefix(line, "What the agent received") {
+			continue
+		}
+		if strings.Contains(line, "nes/reject,") || strings.Contains(line, "nes/reject ×") {
 			t.Errorf("the transcript shows a nes/reject without its reason: %s", line)
+		}
+		// One order from run to run: each accept right after the change that applied it, before
+		// the request the bridge asks at once after that change.
+		heard := strings.Split(strings.TrimPrefix(line, "What the agent received, in order (from the bridge's --trace): "), ", ")
+		for i, m := range heard {
+			if m == "nes/accept" && (i == 0 || heard[i-1] != "document/didChange" || i+1 == len(heard) || heard[i+1] != "nes/suggest") {
+				t.Errorf("the transcript's nes/accept at %d is not between the change that applied it and the next nes/suggest: %s", i, line)
+			}
 		}
 	}
 	if n := strings.Count(out, "You accept it"); n != 4 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,8 +315,10 @@ func TestAskAheadNotWhileTheEditorDoesNotAsk(t *testing.T) {
 
 // TestAcceptCommandAfterTheAskAtTheAccept: the editor applies a suggestion, and the bridge asks
 // for the next one at once; that answer comes before the editor runs the suggestion's accept
-// command. The command still finds the suggestion it accepts: the agent hears nes/accept once,
-// from it, and the bridge logs no accept of a suggestion that is not live.
+// command. The agent hears of the accept once, in one order: the change, nes/accept, then the
+// request asked at it (not the request first and the accept whenever the command comes). The
+// command still finds the suggestion it accepts: the bridge logs no accept of a suggestion that
+// is not live.
 func TestAcceptCommandAfterTheAskAtTheAccept(t *testing.T) {
 	a := &appendAtCursor{}
 	e := aheadEditor(t, a.suggest, nil, time.Hour, "x := f\n")
@@ -332,13 +335,21 @@ func TestAcceptCommandAfterTheAskAtTheAccept(t *testing.T) {
 	e.waitAgent("nes/accept", func(m testagent.Message) bool { return m.Method == "nes/accept" })
 	time.Sleep(100 * time.Millisecond) // a second one would have come by now
 	accepts := 0
+	var order []string
 	for _, m := range e.theAgent().Received() {
-		if m.Method == "nes/accept" {
+		switch m.Method {
+		case "nes/accept":
 			accepts++
+			order = append(order, m.Method)
+		case "document/didChange", "nes/suggest":
+			order = append(order, m.Method)
 		}
 	}
 	if accepts != 1 {
 		t.Errorf("the agent heard %d nes/accept, want 1", accepts)
+	}
+	if want := []string{"nes/suggest", "document/didChange", "nes/accept", "nes/suggest"}; !slices.Equal(order, want) {
+		t.Errorf("the agent heard %v, want %v", order, want)
 	}
 	if log := e.logBuf.String(); strings.Contains(log, "not live") {
 		t.Errorf("the accept command found the suggestion ended:\n%s", log)

@@ -47,9 +47,9 @@ func (s *Server) executeCommand(ctx context.Context, req *jsonrpc2.Request) (any
 	return nil, invalidParams("unknown command %q", p.Command)
 }
 
-// accept sends nes/accept for a live suggestion and takes the user to where it leads: a jump's
-// target, the other file an edit changed, or the edit's cursorPosition. An id that already ended is
-// logged and ignored: it must not end twice.
+// accept sends nes/accept for a live suggestion (unless the change that applied it already did)
+// and takes the user to where it leads: a jump's target, the other file an edit changed, or the
+// edit's cursorPosition. An id that already ended is logged and ignored: it must not end twice.
 func (s *Server) accept(ctx context.Context, id string) error {
 	l, ok := s.sugs.take(id)
 	if !ok {
@@ -61,10 +61,7 @@ func (s *Server) accept(ctx context.Context, id string) error {
 		s.log.Warn().Str("id", id).Msg("accept with no agent running")
 		return nil
 	}
-	s.log.Debug().Str("dir", "bridge→agent").Str("id", id).Msg("nes/accept")
-	if err := agent.Accept(ctx, id); err != nil {
-		s.sendFailed(agent, "nes/accept", err)
-	}
+	s.sugs.accept(ctx, agent, l, "nes/accept")
 	switch {
 	case l.jump != nil:
 		s.showDocument(ctx, *l.jump)

@@ -51,6 +51,9 @@ type live struct {
 	after     *location // where the cursor goes after accepting an edit
 	// applied: the documents now read as the suggestion proposed; the accept command follows.
 	applied bool
+	// accepted: nes/accept was sent (at the change that applied it, or at its command); the
+	// tracker's, under its lock.
+	accepted bool
 	// What the user has typed into each file edit (nil until the file changes); the tracker's.
 	progress []*progress
 	// inlineOnly: more of the same answer replaced it everywhere but in ghost text, where that

@@ -42,12 +42,37 @@ func (t *tracker) end(ctx context.Context, agent *acpside.Agent, l *live, reason
 		t.reject(ctx, agent, l.id, reason)
 		return
 	}
+	t.accept(ctx, agent, l, "nes/accept for a suggestion applied without its accept command")
+}
+
+// accept sends nes/accept for l, once: at the change that applied it (acceptApplied), or at its
+// accept command, whichever comes first; the other sends nothing. why is the debug line.
+func (t *tracker) accept(ctx context.Context, agent *acpside.Agent, l *live, why string) {
 	if agent == nil {
 		return
 	}
-	t.s.log.Debug().Str("dir", "bridge→agent").Str("id", l.id).Msg("nes/accept for a suggestion applied without its accept command")
+	t.mu.Lock()
+	sent := l.accepted
+	l.accepted = true
+	t.mu.Unlock()
+	if sent {
+		return
+	}
+	t.s.log.Debug().Str("dir", "bridge→agent").Str("id", l.id).Msg(why)
 	if err := agent.Accept(ctx, l.id); err != nil {
 		t.s.sendFailed(agent, "nes/accept", err)
+	}
+}
+
+// acceptApplied sends nes/accept for the suggestions a change of the document completed (the
+// documents now read as each proposed: the user took it, or typed it all), after the agent has
+// the change. They stay live for their accept command, which the editor runs after applying one
+// and which places the cursor, but the agent hears of the accept at the change, before the
+// request the bridge asks at once after it (askAheadAfter): in one order, whichever of the command
+// and that request comes first.
+func (t *tracker) acceptApplied(ctx context.Context, agent *acpside.Agent, completed []*live) {
+	for _, l := range completed {
+		t.accept(ctx, agent, l, "nes/accept: the change applied the suggestion")
 	}
 }
 
@@ -120,7 +145,7 @@ func (t *tracker) supersede(ctx context.Context, agent *acpside.Agent, uri strin
 // applied are the changes that made snap, as the mirror applied them. Changes inside the region
 // being typed through are followed there, so a keystroke costs the same whatever the size of the
 // document; any other change compares the whole text, once.
-func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot, applied []document.Applied) (completed bool) {
+func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, snap *document.Snapshot, applied []document.Applied) (completed []*live) {
 	var ended, taken []*live
 	t.mu.Lock()
 	for id, l := range t.by {
@@ -144,8 +169,10 @@ func (t *tracker) documentChanged(ctx context.Context, agent *acpside.Agent, sna
 		}
 		switch {
 		case touched && keep:
-			completed = completed || done && !l.applied
-			l.applied = l.applied || done
+			if done && !l.applied {
+				completed = append(completed, l)
+				l.applied = true
+			}
 			continue
 		case !touched && l.uri != snap.URI:
 			continue

@@ -133,12 +133,15 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) error {
 	s.ed.Changed(uri, applied)
 	agent := s.currentAgent()
 	completed := s.sugs.documentChanged(ctx, agent, after, applied)
+	// Once the agent has the change (deferred: whatever way it takes below), and still under fwd,
+	// so before the request asked ahead after it.
+	defer s.sugs.acceptApplied(ctx, agent, completed)
 	s.ahead.changed(uri)
 	s.growth.changed(uri)
 	if n := len(applied); n > 0 {
 		// Asked ahead at the end of the last change (where the editor's cursor is after typing).
 		last := applied[n-1]
-		s.askAheadAfter(after, last.Start+len(last.Text), completed)
+		s.askAheadAfter(after, last.Start+len(last.Text), len(completed) > 0)
 	}
 	if agent == nil || !agent.Events().DidChange {
 		return nil
