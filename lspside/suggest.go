@@ -47,7 +47,8 @@ var errCancelled = jsonrpc2.Errorf(codeRequestCancelled, "request cancelled")
 // suggestions, each presented once for every surface. It returns nothing for an answer to a
 // version that is no longer current (those ids end as ignored), and no error when the agent is not
 // ready (starting, restarting, waiting for sign-in, or none): the editor then sees an empty result
-// at once, never a wait for the agent's start-up.
+// at once, never a wait for the agent's start-up. What holds a request back before it is asked is
+// heldBeforeAsking; what a failed answer becomes is suggestFailed.
 func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]*live, error) {
 	uri := req.snap.URI
 	if !req.ahead {
@@ -60,41 +61,15 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 	s.fwd.Lock()
 	agent := s.currentAgent()
 	s.fwd.Unlock()
-	if agent == nil {
-		s.log.Debug().Str("uri", uri).Str("why", s.notReady()).Msg("empty result: the agent is not ready")
+	if s.heldBeforeAsking(agent, req) {
 		return nil, nil
-	}
-	if s.isWithheld(uri) {
-		s.log.Debug().Str("uri", uri).Msg("empty result: the document is too large for the agent")
-		return nil, nil
-	}
-	if !req.explicit && !s.reqs.automatic(uri) {
-		s.log.Debug().Str("uri", uri).Msg("empty result: automatic suggestions are off for the document")
-		return nil, nil
-	}
-	if agent.Prompted() && !s.promptGate(req.explicit) {
-		s.log.Debug().Str("uri", uri).Msg("empty result: an automatic request, and the agent is asked through prompts only when you ask")
-		return nil, nil
-	}
-	if !req.explicit {
-		if why := s.health.holdAutomatic(agent, time.Now()); why != "" {
-			s.log.Debug().Str("uri", uri).Str("why", why).Msg("empty result: an automatic request, and the agent's service cannot answer now")
-			return nil, nil
-		}
 	}
 	timeout, setting := s.suggestTimeout(agent.Prompted())
 	wait, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	agentEnc := agent.Encoding()
-	pos, err := translate.OffsetToACP(req.snap.Mapper, req.cursor, agentEnc)
+	params, err := s.suggestParams(agent, req)
 	if err != nil {
-		return nil, invalidParams("position: %v", err)
-	}
-	params := acp.UnstableSuggestNesRequest{
-		Uri: uri, Version: req.snap.Version, Position: pos, TriggerKind: req.trigger,
-	}
-	if want := agent.Context(); want.Any() {
-		params.Context = s.suggestContext(want, req, agentEnc)
+		return nil, err
 	}
 	// At most one nes/suggest in flight per document: a newer request supersedes this one. An
 	// automatic one that supersedes another asked for only moments before waits a moment first,
@@ -123,23 +98,106 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		}
 	}
 	s.reqs.asking(uri)
-	var endProgress func()
-	if agent.Prompted() {
-		endProgress = s.progress(ctx, "acp-lsp-bridge", "asking "+agent.Name()+"…")
-	}
-	sugs, note, growing, err := agent.SuggestGrowing(sctx, params)
-	if acpside.OutOfSync(err) && s.resync(ctx, agent, req.snap) {
-		sugs, note, growing, err = agent.SuggestGrowing(sctx, params) // once more, and only once
-	}
-	if endProgress != nil {
-		endProgress()
-	}
+	sugs, note, growing, err := s.askAgent(ctx, sctx, agent, req.snap, params)
 	if err == nil && req.answered != nil {
 		req.answered.Store(true)
 	}
 	// The earlier suggestions for the document end as replaced once this request is answered (or
 	// not): their nes/reject stays off the request's way to the agent.
 	s.sugs.supersede(ctx, agent, uri, req.ahead)
+	if err != nil {
+		return s.suggestFailed(ctx, wait, agent, req, err, timeout, setting)
+	}
+	if s.health.answered(agent) {
+		s.statusChanged()
+	}
+	if note != nil && req.explicit {
+		s.tellWhyQuiet(ctx, agent, note, req)
+	}
+
+	// Present the answer only for the version it was computed on: check and register under the
+	// same lock that document changes take, so that a later change sees what was shown.
+	s.fwd.Lock()
+	defer s.fwd.Unlock()
+	cur, open := s.docs.Get(uri)
+	stale := !open || cur.Version != req.snap.Version || !cur.Mapper.Equal(req.snap.Mapper)
+	out := s.presentAnswer(ctx, agent, req.snap, req.cursor, sugs, stale)
+	if stale && len(sugs) > 0 {
+		s.log.Debug().Str("uri", uri).Int("version", req.snap.Version).Msg("answer for an old version dropped")
+	}
+	if growing && len(out) > 0 {
+		follow = func() { s.followGrowth(agent, req.snap, req.cursor, params, out) }
+	}
+	return out, nil
+}
+
+// suggestParams is the nes/suggest that asks agent for req, in the agent's encoding, with the
+// context the agent asked for.
+func (s *Server) suggestParams(agent *acpside.Agent, req suggestRequest) (acp.UnstableSuggestNesRequest, error) {
+	agentEnc := agent.Encoding()
+	pos, err := translate.OffsetToACP(req.snap.Mapper, req.cursor, agentEnc)
+	if err != nil {
+		return acp.UnstableSuggestNesRequest{}, invalidParams("position: %v", err)
+	}
+	params := acp.UnstableSuggestNesRequest{
+		Uri: req.snap.URI, Version: req.snap.Version, Position: pos, TriggerKind: req.trigger,
+	}
+	if want := agent.Context(); want.Any() {
+		params.Context = s.suggestContext(want, req, agentEnc)
+	}
+	return params, nil
+}
+
+// askAgent sends params within sctx (the editor's ctx, bounded and superseded), once more after
+// sending snap's document again when the agent's copy differs, and shows progress while an agent
+// asked through prompts works.
+func (s *Server) askAgent(ctx, sctx context.Context, agent *acpside.Agent, snap *document.Snapshot, params acp.UnstableSuggestNesRequest) ([]acpside.Suggestion, *acpside.Quiet, bool, error) {
+	if agent.Prompted() {
+		defer s.progress(ctx, "acp-lsp-bridge", "asking "+agent.Name()+"…")()
+	}
+	sugs, note, growing, err := agent.SuggestGrowing(sctx, params)
+	if acpside.OutOfSync(err) && s.resync(ctx, agent, snap) {
+		sugs, note, growing, err = agent.SuggestGrowing(sctx, params) // once more, and only once
+	}
+	return sugs, note, growing, err
+}
+
+// heldBeforeAsking tells whether req gets an empty result before the agent is asked: no agent
+// ready (agent is nil), a document withheld from the agent, automatic suggestions off for it, an
+// automatic request to an agent asked through prompts only when the user asks, or one the agent's
+// service cannot answer now. It logs why.
+func (s *Server) heldBeforeAsking(agent *acpside.Agent, req suggestRequest) bool {
+	uri := req.snap.URI
+	if agent == nil {
+		s.log.Debug().Str("uri", uri).Str("why", s.notReady()).Msg("empty result: the agent is not ready")
+		return true
+	}
+	if s.isWithheld(uri) {
+		s.log.Debug().Str("uri", uri).Msg("empty result: the document is too large for the agent")
+		return true
+	}
+	if !req.explicit && !s.reqs.automatic(uri) {
+		s.log.Debug().Str("uri", uri).Msg("empty result: automatic suggestions are off for the document")
+		return true
+	}
+	if agent.Prompted() && !s.promptGate(req.explicit) {
+		s.log.Debug().Str("uri", uri).Msg("empty result: an automatic request, and the agent is asked through prompts only when you ask")
+		return true
+	}
+	if !req.explicit {
+		if why := s.health.holdAutomatic(agent, time.Now()); why != "" {
+			s.log.Debug().Str("uri", uri).Str("why", why).Msg("empty result: an automatic request, and the agent's service cannot answer now")
+			return true
+		}
+	}
+	return false
+}
+
+// suggestFailed is what requestSuggestions returns when the agent's answer to req is the error
+// err (not nil): wait is the request's context with its timeout (set by setting), ctx the
+// editor's.
+func (s *Server) suggestFailed(ctx, wait context.Context, agent *acpside.Agent, req suggestRequest, err error, timeout time.Duration, setting TimeoutSetting) ([]*live, error) {
+	uri := req.snap.URI
 	switch {
 	case errors.Is(err, acpside.ErrCancelled):
 		switch {
@@ -163,48 +221,31 @@ func (s *Server) requestSuggestions(ctx context.Context, req suggestRequest) ([]
 		// differs: its next request names the text as it is then.
 		s.log.Warn().Str("uri", uri).Str("error", agentWords(err)).Msg("nes/suggest: the agent's copy of the document differs; empty result")
 		return nil, nil
-	case err != nil && endedWithin(agent, 200*time.Millisecond):
+	case endedWithin(agent, 200*time.Millisecond):
 		// The agent died with the request: an outage, not an answer. watchAgent restarts it.
 		s.log.Warn().Str("dir", "agent→bridge").Str("error", agentWords(err)).Msg("nes/suggest: the agent exited before answering")
 		return nil, nil
-	case err != nil:
-		if f, ok := acpside.BackendFailure(err); ok {
-			return nil, s.backendFailed(ctx, agent, f, req.explicit)
-		}
-		words := agentWords(err)
-		s.log.Error().Str("dir", "agent→bridge").Str("error", words).Msg("nes/suggest failed")
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "the agent failed: %s", words)
 	}
-	if s.health.answered(agent) {
-		s.statusChanged()
+	if f, ok := acpside.BackendFailure(err); ok {
+		return nil, s.backendFailed(ctx, agent, f, req.explicit)
 	}
-	if note != nil && req.explicit {
-		// The user asked, and the agent kept its answer back: say why, in a line.
-		why := nesagent.CleanText(strings.Join(strings.Fields(note.Why), " "), maxQuietWords)
-		if why == "" {
-			why = nesagent.CleanText(note.Rule, maxQuietWords)
-		}
-		s.log.Debug().Str("uri", uri).Str("rule", note.Rule).Str("why", why).Msg("empty result: the agent kept its answer back")
-		s.showMessage(context.WithoutCancel(ctx), protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: %s has no suggestion here: %s.", agent.Name(), strings.TrimSuffix(why, ".")))
-		if req.toldWhy != nil {
-			*req.toldWhy = true
-		}
-	}
+	words := agentWords(err)
+	s.log.Error().Str("dir", "agent→bridge").Str("error", words).Msg("nes/suggest failed")
+	return nil, jsonrpc2.Errorf(codeRequestFailed, "the agent failed: %s", words)
+}
 
-	// Present the answer only for the version it was computed on: check and register under the
-	// same lock that document changes take, so that a later change sees what was shown.
-	s.fwd.Lock()
-	defer s.fwd.Unlock()
-	cur, open := s.docs.Get(uri)
-	stale := !open || cur.Version != req.snap.Version || !cur.Mapper.Equal(req.snap.Mapper)
-	out := s.presentAnswer(ctx, agent, req.snap, req.cursor, sugs, stale)
-	if stale && len(sugs) > 0 {
-		s.log.Debug().Str("uri", uri).Int("version", req.snap.Version).Msg("answer for an old version dropped")
+// tellWhyQuiet tells the user, who asked (req), why the agent kept its answer back (note), in a
+// line, and records in req.toldWhy that they were told.
+func (s *Server) tellWhyQuiet(ctx context.Context, agent *acpside.Agent, note *acpside.Quiet, req suggestRequest) {
+	why := nesagent.CleanText(strings.Join(strings.Fields(note.Why), " "), maxQuietWords)
+	if why == "" {
+		why = nesagent.CleanText(note.Rule, maxQuietWords)
 	}
-	if growing && len(out) > 0 {
-		follow = func() { s.followGrowth(agent, req.snap, req.cursor, params, out) }
+	s.log.Debug().Str("uri", req.snap.URI).Str("rule", note.Rule).Str("why", why).Msg("empty result: the agent kept its answer back")
+	s.showMessage(context.WithoutCancel(ctx), protocol.MessageTypeInfo, fmt.Sprintf("acp-lsp-bridge: %s has no suggestion here: %s.", agent.Name(), strings.TrimSuffix(why, ".")))
+	if req.toldWhy != nil {
+		*req.toldWhy = true
 	}
-	return out, nil
 }
 
 // presentAnswer records the agent's answer sugs, asked at snap and cursor, as live suggestions
