@@ -663,6 +663,16 @@ func TestBinaryModelServerUnreachable(t *testing.T) {
 	if n := strings.Count(s.log(), `level=WARN msg=\"model: nothing answers at`); n != 1 {
 		t.Errorf("the agent's log warns %d times that nothing answers, want once", n)
 	}
+	// Three requests failed the same way; the bridge's own log warns of the first alone.
+	warned := 0
+	for _, line := range strings.Split(s.log(), "\n") {
+		if strings.Contains(line, `"level":"warn"`) && strings.Contains(line, "the agent's service failed") && strings.Contains(line, "backend_unreachable") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("the bridge's log warns %d times that the agent's service failed, want once", warned)
+	}
 	ln, err = net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("the port was taken meanwhile: %v", err)

@@ -144,6 +144,14 @@ func (h *health) failed(agent *acpside.Agent, name string, f acpside.Failure, wo
 	return ""
 }
 
+// stillUnreachable reports whether agent's model server was already found unreachable, in
+// these words, since it last answered.
+func (h *health) stillUnreachable(agent *acpside.Agent, words string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.agent == agent && h.unreachable == words
+}
+
 // holdAutomatic says why an automatic request is not sent to agent now, or "".
 func (h *health) holdAutomatic(agent *acpside.Agent, now time.Time) string {
 	h.mu.Lock()
@@ -191,8 +199,15 @@ func agentWords(err error) string {
 func (s *Server) backendFailed(ctx context.Context, agent *acpside.Agent, f acpside.Failure, explicit bool) error {
 	words := nesagent.CleanText(f.Words, maxAgentWords)
 	now := time.Now()
+	again := f.Reason == acpside.ReasonBackendUnreachable && s.health.stillUnreachable(agent, words)
 	notice := s.health.failed(agent, agent.Name(), f, words, now)
-	s.log.Warn().Str("dir", "agent→bridge").Str("reason", f.Reason).Dur("retry_after", f.RetryAfter).Str("error", words).Msg("nes/suggest: the agent's service failed")
+	ev := s.log.Warn()
+	if again {
+		// Nothing answers there still: every request while typing fails at once, the same way,
+		// until the user starts the server. Warned once; the repeats are for the debug log.
+		ev = s.log.Debug()
+	}
+	ev.Str("dir", "agent→bridge").Str("reason", f.Reason).Dur("retry_after", f.RetryAfter).Str("error", words).Msg("nes/suggest: the agent's service failed")
 	if notice != "" {
 		typ := protocol.MessageTypeWarning
 		if f.Reason == acpside.ReasonCredentialsRefused || f.Reason == acpside.ReasonRedirectRefused || f.Reason == acpside.ReasonBackendError || f.Reason == acpside.ReasonBackendUnreachable {
