@@ -77,9 +77,17 @@ func TestDoctorFailsOnABrokenModelSetup(t *testing.T) {
 				if want := "with no suggestion: the agent kept its answer back (unreadable: the answer holds no marked region)"; !strings.Contains(r.stdout, want) {
 					t.Errorf("the sample line does not say %q:\n%s", want, r.stdout)
 				}
+				// An answer came, so OK; but every answer in the editor would likely be unreadable
+				// alike: a warning names the format asked in and the flag that changes it.
+				if want := "warning    the sample's answer could not be read (the answer holds no marked region): the model may not write the format chat;"; !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "--model-format") {
+					t.Errorf("the report does not warn %q, naming --model-format:\n%s", want, r.stdout)
+				}
 				j := doctorJSON(t, runDoctor(t, t.TempDir(), nil, append([]string{"--json"}, args...)...))
 				if q := field(j, "sample.quiet.rule"); q != "unreadable" {
 					t.Errorf("--json: sample.quiet.rule %v, want unreadable (sample %v)", q, j["sample"])
+				}
+				if w := fmt.Sprint(j["warnings"]); !strings.Contains(w, "the sample's answer could not be read") {
+					t.Errorf("--json: warnings %v, want the unreadable sample's", w)
 				}
 				return
 			}

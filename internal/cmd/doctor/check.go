@@ -110,6 +110,20 @@ func modelOf(r *Report) *modelReport {
 	return r.Agent.Model
 }
 
+// unreadableSample is a warning for a sample the model answered in words the agent could not
+// read (the rule unreadable): an answer came, but in the editor every one would likely come back
+// empty alike, as the model does not write the format it was asked in. "" for any other sample.
+func unreadableSample(s *sampleReport, m *modelReport) string {
+	if s.Suggestions > 0 || s.Quiet == nil || s.Quiet.Rule != model.RuleUnreadable {
+		return ""
+	}
+	format := "the format it was asked in"
+	if m != nil && m.Format != "" {
+		format = "the format " + m.Format
+	}
+	return "the sample's answer could not be read (" + strings.TrimPrefix(s.Quiet.Why, s.Quiet.Rule+": ") + "): the model may not write " + format + "; if every suggestion comes back empty, name the format it writes with --model-format (docs/model-agent.md lists them)"
+}
+
 // sampleAdvice is what to do about a sample suggestion that failed, from the reason the agent
 // gave (acpside.BackendFailure) and its words: the model agent's words name the address, the
 // status and the variable.
@@ -296,6 +310,8 @@ func Check(ctx context.Context, run Run) *Report {
 			head, _, _ := strings.Cut(advice, ": ")
 			rep.fail("nes/suggest", failSample, "the agent starts, but the sample suggestion got no answer: "+head)
 			rep.Advice = &advice
+		} else if w := unreadableSample(s, modelOf(rep)); w != "" {
+			rep.Warnings = append(rep.Warnings, w)
 		}
 	}
 	if m := modelOf(rep); !run.Sample && m != nil && m.ServerAnswers != nil && !*m.ServerAnswers {
