@@ -93,16 +93,17 @@ Metrics:
                         region as it was: the agent's rule no-change), which are no suggestion
                         and not counted as kept back; how many of them were where an edit was
                         expected (in the table, only when there are some)
-  latency               p50 and p90 (nearest rank) of the time to the settled suggestion; as each
-                        scenario has an agent of its own, each includes the agent's first request
-                        to the server: a new connection (and, for a raw format with
-                        --model-server auto, its /api/version probe: name the server to leave it
-                        out) and the model's time; not the agent's start
+  latency               p50 and p90 (nearest rank) of the time to the first suggestion shown
+                        (speed is when the first of it appears), and on the settled line, to the
+                        answer's end; as each scenario has an agent of its own, each includes the
+                        agent's first request to the server: a new connection (and, for a raw
+                        format with --model-server auto, its /api/version probe: name the server
+                        to leave it out) and the model's time; not the agent's start
   first suggestion      the agent's first answer, while its model may still write (a streamed
                         rewrite is answered with its first change): when it came and its score,
                         per scenario (FIRST CHRF, FIRST MS) and in the totals. An agent that says
                         its answer grows (_meta "acp-lsp-bridge/growing") is asked again at the
-                        same place until it has ended: every other figure is that settled
+                        same place until it has ended: the quality figures are that settled
                         suggestion's, what the user sees once the model has finished
   model's time          p50 and p90 of the model's part of the latency: from the prompt written
                         to the server to the answer read whole, as the agent logs each answer

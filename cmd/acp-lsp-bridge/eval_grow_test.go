@@ -131,8 +131,27 @@ func TestEvalBinaryFirstAndSettled(t *testing.T) {
 			r.Exact, *r.ChrF, *r.LatencyMs, r.Grew, *r.First.Exact, *r.First.ChrF, *r.First.LatencyMs)
 	}
 	code, stdout, _ = runBin(t, bin, nil, "eval", "--model-url", srv.URL, "--model", "zeta-2", "--model-server", "openai", dir)
-	if code != 0 || !strings.Contains(stdout, "first suggestion") || !strings.Contains(stdout, "(1 of 1 grew after it)") {
+	if code != 0 || !strings.Contains(stdout, "first suggestion") || !strings.Contains(stdout, "(1 of 1 grew after the first)") {
 		t.Errorf("the table does not report the first suggestion apart:\n%s", stdout)
+	}
+	// Speed is when the first of it appears: the headline latency is the first suggestion's,
+	// sooner than the settled one's line beside it.
+	var first, settled int
+	for _, line := range strings.Split(stdout, "\n") {
+		var p50 int
+		switch {
+		case strings.HasPrefix(line, "nes/suggest latency ") && strings.Contains(line, "to the first suggestion shown"):
+			if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "nes/suggest latency")), "p50 %d ms", &p50); err == nil {
+				first = p50
+			}
+		case strings.HasPrefix(line, "settled "):
+			if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "settled")), "p50 %d ms", &p50); err == nil {
+				settled = p50
+			}
+		}
+	}
+	if first == 0 || settled == 0 || first >= settled {
+		t.Errorf("nes/suggest latency p50 %d ms (the first suggestion's), settled p50 %d ms: want both, the first sooner:\n%s", first, settled, stdout)
 	}
 }
 

@@ -62,7 +62,9 @@ func TestFirstAndSettled(t *testing.T) {
 	r := &Report{Scenarios: 2, Results: rs}
 	r.summarize()
 	table := strings.Join(strings.Fields(r.Human()), " ")
-	for _, want := range []string{"edit-me finish-line go exact 100.0 900 - - - - 0.0 150", "first suggestion chrF 50.0, exact 1/2, shown where expected 2/2", "(1 of 2 grew after it)"} {
+	for _, want := range []string{"edit-me finish-line go exact 100.0 900 - - - - 0.0 150", "first suggestion chrF 50.0, exact 1/2, shown where expected 2/2", "(1 of 2 grew after the first)",
+		// speed on the first suggestion, the settled one's time beside it
+		"nes/suggest latency p50 100 ms, p90 150 ms to the first suggestion shown", "settled p50 100 ms, p90 900 ms to the answer's end"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table does not say %q:\n%s", want, r.Human())
 		}
