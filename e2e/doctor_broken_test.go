@@ -117,3 +117,52 @@ func TestDoctorFailsOnABrokenModelSetup(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorWithoutPromptRefusedKey: a server that refuses the key on every path, /api/version
+// too (llama-server with --api-key does), fails doctor without --prompt as well: the agent's
+// question of what serves the model got the refusal every suggestion would get. The fix line says
+// where to set the key; --json says model-server-refused-key. With the key it takes, doctor passes.
+func TestDoctorWithoutPromptRefusedKey(t *testing.T) {
+	bridge, _ := binaries(t)
+	m := newFakeModel(t)
+	m.set(func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		if r.Header.Get("Authorization") != "Bearer right-key" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}`)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	args := []string{"--", bridge, "agent", "--model-url", m.srv.URL, "--model", "qwen2.5-coder:7b", "--model-format", "chat", "--api-key-env", "DOCTOR_TEST_KEY", "--timeout", "5s"}
+	noKey := append([]string{}, args[:len(args)-4]...)
+	noKey = append(noKey, args[len(args)-2:]...) // without --api-key-env
+	for _, tc := range []struct {
+		name, key, what string
+		args            []string
+	}{{"a wrong key", "wrong-key", "the key in $DOCTOR_TEST_KEY", args}, {"no key", "", "a request without a key", noKey}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{"DOCTOR_TEST_KEY=" + tc.key}
+			args := tc.args
+			r := runDoctor(t, t.TempDir(), env, args...)
+			last := lastLine(r.stdout)
+			if r.code != 1 || !strings.HasPrefix(last, "FAIL") || !strings.Contains(last, "the model's server refused the key") || !strings.Contains(last, "401") || !strings.Contains(last, tc.what) {
+				t.Errorf("exit %d, verdict %q; want FAIL, the server refused the key (401):\n%s", r.code, last, r.stdout)
+			}
+			if !strings.Contains(r.stdout, "fix        ") || !strings.Contains(r.stdout, "where the editor is started") {
+				t.Errorf("no fix line saying where to set the key:\n%s", r.stdout)
+			}
+			j := doctorJSON(t, runDoctor(t, t.TempDir(), env, append([]string{"--json"}, args...)...))
+			if j["failure"] != "model-server-refused-key" || j["step"] != "model-server" || field(j, "agent.model.serverRefusedKey") != true {
+				t.Errorf("--json: failure %v, step %v, agent.model %v", j["failure"], j["step"], field(j, "agent.model"))
+			}
+			if strings.Contains(r.stdout, "wrong-key") {
+				t.Errorf("the report shows the key:\n%s", r.stdout)
+			}
+		})
+	}
+	r := runDoctor(t, t.TempDir(), []string{"DOCTOR_TEST_KEY=right-key"}, args...)
+	if r.code != 0 || !strings.HasPrefix(lastLine(r.stdout), "OK") {
+		t.Errorf("with the key the server takes: exit %d:\n%s", r.code, r.stdout)
+	}
+}

@@ -163,11 +163,12 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				m["server"] = k.ServerKind(ctx, min(*timeout, 2*time.Second))
 			}
 			if a, ok := engine.(interface {
-				ServerAnswers(context.Context, time.Duration) (bool, string)
+				ServerAnswers(context.Context, time.Duration) (bool, string, bool)
 			}); ok && os.Getenv(model.DoctorEnv) != "" {
-				// For doctor, without a sample suggestion too: whether the server answers at all.
-				answers, why := a.ServerAnswers(ctx, min(*timeout, 2*time.Second))
-				m["serverAnswers"], m["serverWhy"] = answers, why
+				// For doctor, without a sample suggestion too: whether the server answers at all,
+				// and whether it refuses the key.
+				answers, why, refused := a.ServerAnswers(ctx, min(*timeout, 2*time.Second))
+				m["serverAnswers"], m["serverWhy"], m["serverRefusedKey"] = answers, why, refused
 			}
 			meta = map[string]any{model.MetaKey: m}
 			if b, ok := engine.(interface{ Billing() (bool, string) }); ok {

@@ -426,32 +426,43 @@ func (e *engine) ServerKind(ctx context.Context, wait time.Duration) string {
 	if h.fixed && doctor {
 		// The agent takes --model-server's word and asks nothing; doctor asks all the same, to
 		// say when the server is something else.
-		if other, why, _ := h.askKind(dctx, true); other != kindUnknown && other != k {
-			out += "; but the server answers as " + other.String() + " (" + h.scrub.scrub(strings.Trim(why, "()")) + "): use --model-server auto"
+		if c := h.askKind(dctx, true); c.kind != kindUnknown && c.kind != k {
+			out += "; but the server answers as " + c.kind.String() + " (" + h.scrub.scrub(strings.Trim(c.why, "()")) + "): use --model-server auto"
 		}
 	}
 	return out
 }
 
 // ServerAnswers says whether the model's server answers (for doctor: GET /api/version, within
-// wait), and when it does not, why. A hosted service, or another Completer, is not asked (true).
-func (e *engine) ServerAnswers(ctx context.Context, wait time.Duration) (bool, string) {
+// wait), and when it does not, why; refused, that it answered by refusing the key (401 or 403: an
+// answer, but every request would be refused alike), with why. A hosted service, or another
+// Completer, is not asked (true).
+func (e *engine) ServerAnswers(ctx context.Context, wait time.Duration) (answers bool, why string, refused bool) {
 	h, ok := e.c.(*httpCompleter)
 	if !ok || h.hostedFIM {
-		return true, ""
+		return true, "", false
 	}
 	if _, ok := Hosted[e.format.Name()]; ok {
-		return true, ""
+		return true, "", false
 	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if k, why, unreached := h.askKind(dctx, false); k == kindUnknown {
-		if !unreached { // (those words name the server already)
+	c := h.askKind(dctx, false)
+	switch {
+	case c.kind == kindUnknown:
+		why := c.why
+		if !c.unreached { // (those words name the server already)
 			why = h.shown + why
 		}
-		return false, h.scrub.scrub(why)
+		return false, h.scrub.scrub(why), false
+	case c.refused != "":
+		what := "the key in $" + e.cfg.APIKeyEnv
+		if e.cfg.APIKey == "" {
+			what = "a request without a key"
+		}
+		return true, h.scrub.scrub(h.shown + "/api/version answered " + c.refused + ": the server refused " + what), true
 	}
-	return true, ""
+	return true, "", false
 }
 
 // promptClass is what a format's prompts are: "chat" (chat completions: chat, Instinct), "FIM"

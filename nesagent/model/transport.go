@@ -178,7 +178,8 @@ func (h *httpCompleter) serverKind(ctx, dctx context.Context, props bool) server
 	if k != kindUnknown {
 		return k
 	}
-	k, why, unreached := h.askKind(dctx, props)
+	c := h.askKind(dctx, props)
+	k, why, unreached := c.kind, c.why, c.unreached
 	if ctx.Err() != nil {
 		return kindUnknown // the request was abandoned: no try counted
 	}
@@ -219,9 +220,20 @@ func (h *httpCompleter) Kind() string {
 	return h.kind.String()
 }
 
-// askKind asks the server whether it is Ollama: kindUnknown when it did not say (no answer, an
-// error status), with why; unreached says nothing answered at the address at all (unreachable).
-func (h *httpCompleter) askKind(dctx context.Context, props bool) (k serverKind, why string, unreached bool) {
+// kindCheck is what a check of the server's kind found: kind, kindUnknown when the server did
+// not say (no answer, an error status), with why; unreached says nothing answered at the address
+// at all (unreachable); refused is the status line of an /api/version that refused the key (401,
+// 403), cleaned, which a server that takes the key would not: its answer is to the key, not to
+// what the server is.
+type kindCheck struct {
+	kind      serverKind
+	why       string
+	unreached bool
+	refused   string
+}
+
+// askKind asks the server whether it is Ollama (and, with props, whether it is llama-server).
+func (h *httpCompleter) askKind(dctx context.Context, props bool) kindCheck {
 	budget := time.Second
 	if deadline, ok := dctx.Deadline(); ok {
 		budget = time.Until(deadline) / 2
@@ -231,33 +243,36 @@ func (h *httpCompleter) askKind(dctx context.Context, props bool) (k serverKind,
 	code, status, data, err := h.get(ctx, h.version, 4096)
 	if err != nil {
 		if ctx.Err() != nil {
-			return kindUnknown, fmt.Sprintf("no answer at /api/version within %s", budget.Round(time.Millisecond)), false
+			return kindCheck{why: fmt.Sprintf("no answer at /api/version within %s", budget.Round(time.Millisecond))}
 		}
 		if cause, ok := unreachable(err); ok {
-			return kindUnknown, "nothing answers at " + h.shown + " (" + h.scrub.clean(cause, maxErrorText) + ")", true
+			return kindCheck{why: "nothing answers at " + h.shown + " (" + h.scrub.clean(cause, maxErrorText) + ")", unreached: true}
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return kindUnknown, "/api/version: " + h.scrub.clean(err.Error(), maxErrorText), false
+		return kindCheck{why: "/api/version: " + h.scrub.clean(err.Error(), maxErrorText)}
 	}
 	var v struct {
 		Version string `json:"version"`
 	}
+	var refused string
 	switch {
 	case code == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Version != "":
-		return kindOllama, h.scrub.clean(v.Version, 40) + " (it answers /api/version)", false
+		return kindCheck{kind: kindOllama, why: h.scrub.clean(v.Version, 40) + " (it answers /api/version)"}
 	case code >= 500:
-		return kindUnknown, "/api/version answered " + h.scrub.clean(status, 60), false
+		return kindCheck{why: "/api/version answered " + h.scrub.clean(status, 60)}
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		refused = h.scrub.clean(status, 60)
 	}
 	if !props {
-		return kindOpenAI, "no Ollama at /api/version", false
+		return kindCheck{kind: kindOpenAI, why: "no Ollama at /api/version", refused: refused}
 	}
 	if h.askProps(ctx) {
-		return kindLlamaServer, "it answers /props as llama-server does", false
+		return kindCheck{kind: kindLlamaServer, why: "it answers /props as llama-server does", refused: refused}
 	}
-	return kindOpenAI, "no Ollama at /api/version, no llama-server at /props", false
+	return kindCheck{kind: kindOpenAI, why: "no Ollama at /api/version, no llama-server at /props", refused: refused}
 }
 
 // askProps reports whether the server answers GET /props as llama-server does: a JSON object

@@ -321,6 +321,12 @@ func Check(ctx context.Context, run Run) *Report {
 		head, _, _ := strings.Cut(advice, ": ")
 		rep.fail("model-server", failModelServer, "the agent starts, but the model's server does not answer: "+head)
 		rep.Advice = &advice
+	} else if !run.Sample && m != nil && m.ServerRefusedKey {
+		// The server answered the question of what it is by refusing the key: so would it
+		// every suggestion (with --prompt, the sample says so itself).
+		advice := sampleAdvice(acpside.ReasonCredentialsRefused, m.ServerWhy)
+		rep.fail("model-server", failModelKey, "the agent starts, but the model's server refused the key: "+m.ServerWhy)
+		rep.Advice = &advice
 	}
 	ev := agent.Events()
 	rep.Capabilities = capsReport{
@@ -458,6 +464,7 @@ func describeAgent(resp *acp.InitializeResponse, enc encoding.Kind) *agentReport
 			if b, ok := m["serverAnswers"].(bool); ok {
 				a.Model.ServerAnswers, a.Model.ServerWhy = &b, nesagent.CleanText(str("serverWhy"), 500)
 			}
+			a.Model.ServerRefusedKey, _ = m["serverRefusedKey"].(bool)
 		}
 	}
 	// As the bridge reads them (acpside.AuthMethodsOf), so that doctor shows what the sign-in

@@ -38,6 +38,7 @@ const (
 	failInterrupted       = "interrupted"
 	failSample            = "sample-failed"
 	failModelServer       = "model-server-unreachable"
+	failModelKey          = "model-server-refused-key"
 )
 
 // Report is what doctor found; its JSON form is the stable --json output.
@@ -189,6 +190,9 @@ type modelReport struct {
 	// is, and ServerWhy why not; null for a hosted service, or an agent that did not say.
 	ServerAnswers *bool  `json:"serverAnswers"`
 	ServerWhy     string `json:"serverWhy"`
+	// ServerRefusedKey says the server answered the agent's question by refusing the key (401
+	// or 403), ServerWhy with what; every request would be refused alike.
+	ServerRefusedKey bool `json:"serverRefusedKey"`
 }
 
 type infoReport struct {
