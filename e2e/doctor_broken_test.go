@@ -104,8 +104,9 @@ func TestDoctorFailsOnABrokenModelSetup(t *testing.T) {
 				t.Errorf("--json: ok %v, failure %v, step %v, advice %v, sample %v", j["ok"], j["failure"], j["step"], j["advice"], sample)
 			}
 			// Without --prompt, doctor still has the agent ask the server what it is: a server
-			// that does not answer at all fails, with the same advice; one that answers (even
-			// to refuse a key) passes, as no suggestion was asked.
+			// that does not answer at all fails, with the same advice; one whose /api/version
+			// answers 404 passes, though its suggestions would fail, as no suggestion was asked
+			// (one that refuses the key there too: TestDoctorWithoutPromptRefusedKey).
 			r = runDoctor(t, t.TempDir(), nil, args[1:]...)
 			if down := tc.name == "nothing listening" || tc.name == "a host that does not resolve"; down {
 				if r.code != 1 || !strings.Contains(lastLine(r.stdout), "the model's server does not answer") || !strings.Contains(r.stdout, "fix        ") {
