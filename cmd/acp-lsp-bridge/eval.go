@@ -380,9 +380,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if rep.Stopped != "" {
 			// The failure's words are in the scenario's progress line and in the report:
 			// not said a third time.
-			msg = rep.Stopped
-			if n := len(rep.Results); n > 0 && rep.Results[n-1].Err != "" {
-				msg = strings.TrimSuffix(msg, ": "+rep.Results[n-1].Err) + " (why: above)"
+			msg = rep.StopWhy
+			if rep.Stopped != rep.StopWhy {
+				msg += " (why: above)"
 			}
 		}
 		fmt.Fprintf(stderr, "acp-lsp-bridge eval: %s\n", msg)

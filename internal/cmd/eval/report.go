@@ -22,8 +22,12 @@ type Report struct {
 	// Scenarios is how many were to run; Results are those that ran, in order.
 	Scenarios int
 	Results   []*Result
-	// Stopped says why the run ended before its last scenario; "" when it did not.
-	Stopped string
+	// Stopped says why the run ended before its last scenario, with the words of the failure
+	// that ended it; "" when it did not. StopWhy is the same without those words, and StoppedBy
+	// the result whose failure ended it (nil for an interrupted run).
+	Stopped   string
+	StopWhy   string
+	StoppedBy *Result
 	// Total sums every result; ByKind the results of each kind that has any.
 	Total  Totals
 	ByKind map[string]Totals
@@ -306,6 +310,15 @@ func keptBackNote(t Totals) string {
 	return fmt.Sprintf("answers the agent kept back: %d where nothing was expected, %d where an edit was (--no-gate shows them)", t.KeptBackRight, t.KeptBackWanted)
 }
 
+// stop records why the run ended early (why), and the result whose failure ended it (nil for
+// none: an interrupted run).
+func (r *Report) stop(why string, by *Result) {
+	r.StopWhy, r.StoppedBy, r.Stopped = why, by, why
+	if by != nil && by.Err != "" {
+		r.Stopped = why + ": " + by.Err
+	}
+}
+
 // Human is the report as a table for a person.
 func (r *Report) Human() string {
 	var b strings.Builder
@@ -351,7 +364,7 @@ func (r *Report) Human() string {
 	}
 	w.Flush()
 	for _, res := range r.Results {
-		if !res.Evaluated() && (r.Stopped == "" || !strings.Contains(r.Stopped, res.Err)) {
+		if !res.Evaluated() && res != r.StoppedBy {
 			// (The failure that stopped the run is said once, at the end.)
 			fmt.Fprintf(&b, "%s failed: %s\n", res.Scenario.Name, res.Err)
 		}

@@ -173,7 +173,7 @@ func Run(ctx context.Context, cfg Config, scenarios []*Scenario) (*Report, error
 	r := &runner{cfg: cfg, root: root}
 	for i, s := range scenarios {
 		if ctx.Err() != nil {
-			rep.Stopped = "interrupted"
+			rep.stop("interrupted", nil)
 			break
 		}
 		// The line is finished when the scenario is, unless the agent's stderr comes in between.
@@ -192,14 +192,14 @@ func Run(ctx context.Context, cfg Config, scenarios []*Scenario) (*Report, error
 		}
 		fmt.Fprintln(progress, res.Summary())
 		if !res.Evaluated() && ctx.Err() != nil {
-			rep.Stopped = "interrupted"
+			rep.stop("interrupted", nil)
 			break
 		}
 		if !res.Evaluated() && rep.evaluated() == 0 {
 			if i < len(scenarios)-1 {
-				rep.Stopped = fmt.Sprintf("the first scenario, %s, failed, so the other %d were not run: %s", s.Name, len(scenarios)-1-i, res.Err)
+				rep.stop(fmt.Sprintf("the first scenario, %s, failed, so the other %d were not run", s.Name, len(scenarios)-1-i), res)
 			} else {
-				rep.Stopped = fmt.Sprintf("the scenario %s failed: %s", s.Name, res.Err)
+				rep.stop(fmt.Sprintf("the scenario %s failed", s.Name), res)
 			}
 			break
 		}
