@@ -106,8 +106,9 @@ func (h *health) once(key string) bool {
 }
 
 // failed records a failure of the agent's service and returns the notice for the user, "" when
-// there is none (it was told already, or the failure is not yet one in a row too many).
-func (h *health) failed(agent *acpside.Agent, name string, f acpside.Failure, words string, now time.Time) string {
+// there is none (it was told already, or the failure is not yet one in a row too many); again
+// says the service was already found unreachable in these words since it last answered.
+func (h *health) failed(agent *acpside.Agent, name string, f acpside.Failure, words string, now time.Time) (notice string, again bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.of(agent)
@@ -118,38 +119,32 @@ func (h *health) failed(agent *acpside.Agent, name string, f acpside.Failure, wo
 	case acpside.ReasonCredentialsRefused, acpside.ReasonRedirectRefused:
 		h.refused = words
 		if h.once(f.Reason) {
-			return fmt.Sprintf("acp-lsp-bridge: %s: %s. Suggestions while typing stop until it answers again; asking by hand tries again, and the command %s restarts the agent.", name, words, CommandRestart)
+			return fmt.Sprintf("acp-lsp-bridge: %s: %s. Suggestions while typing stop until it answers again; asking by hand tries again, and the command %s restarts the agent.", name, words, CommandRestart), false
 		}
 	case acpside.ReasonBackendUnreachable:
 		// Failed at the first: no answer can come until the user starts the server.
+		again = h.unreachable == words
 		h.unreachable = words
 		if h.once(f.Reason) {
-			return fmt.Sprintf("acp-lsp-bridge: %s: %s.", name, strings.TrimSuffix(words, "."))
+			return fmt.Sprintf("acp-lsp-bridge: %s: %s.", name, strings.TrimSuffix(words, ".")), again
 		}
+		return "", again
 	case acpside.ReasonRateLimited:
 		if h.once(f.Reason) {
-			return fmt.Sprintf("acp-lsp-bridge: %s: %s. Suggestions while typing pause until the server takes requests again; asking by hand meanwhile says when to try again.", name, words)
+			return fmt.Sprintf("acp-lsp-bridge: %s: %s. Suggestions while typing pause until the server takes requests again; asking by hand meanwhile says when to try again.", name, words), false
 		}
 	case acpside.ReasonBackendTimeout:
 		if h.timedOutLocked(words) {
-			return fmt.Sprintf("acp-lsp-bridge: %s's model did not answer %d suggestions in a row in time, so each came back empty: %s", name, slowAfter, words)
+			return fmt.Sprintf("acp-lsp-bridge: %s's model did not answer %d suggestions in a row in time, so each came back empty: %s", name, slowAfter, words), false
 		}
 	default:
 		h.errors++
 		h.words = words
 		if h.errors >= slowAfter && h.once(f.Reason) {
-			return fmt.Sprintf("acp-lsp-bridge: %s could not get %d suggestions in a row from its model: %s", name, slowAfter, words)
+			return fmt.Sprintf("acp-lsp-bridge: %s could not get %d suggestions in a row from its model: %s", name, slowAfter, words), false
 		}
 	}
-	return ""
-}
-
-// stillUnreachable reports whether agent's model server was already found unreachable, in
-// these words, since it last answered.
-func (h *health) stillUnreachable(agent *acpside.Agent, words string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.agent == agent && h.unreachable == words
+	return "", false
 }
 
 // holdAutomatic says why an automatic request is not sent to agent now, or "".
@@ -199,8 +194,7 @@ func agentWords(err error) string {
 func (s *Server) backendFailed(ctx context.Context, agent *acpside.Agent, f acpside.Failure, explicit bool) error {
 	words := nesagent.CleanText(f.Words, maxAgentWords)
 	now := time.Now()
-	again := f.Reason == acpside.ReasonBackendUnreachable && s.health.stillUnreachable(agent, words)
-	notice := s.health.failed(agent, agent.Name(), f, words, now)
+	notice, again := s.health.failed(agent, agent.Name(), f, words, now)
 	ev := s.log.Warn()
 	if again {
 		// Nothing answers there still: every request while typing fails at once, the same way,
