@@ -141,7 +141,7 @@ func TestDoctorWithoutPromptRefusedKey(t *testing.T) {
 	for _, tc := range []struct {
 		name, key, what string
 		args            []string
-	}{{"a wrong key", "wrong-key", "the key in $DOCTOR_TEST_KEY", args}, {"no key", "", "a request without a key", noKey}} {
+	}{{"a wrong key", "wrong-key", "/api/version refused the API key in DOCTOR_TEST_KEY (401 Unauthorized: Invalid API Key)", args}, {"no key", "", "/api/version asks for an API key (401 Unauthorized: Invalid API Key)", noKey}} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := []string{"DOCTOR_TEST_KEY=" + tc.key}
 			args := tc.args

@@ -456,11 +456,7 @@ func (e *engine) ServerAnswers(ctx context.Context, wait time.Duration) (answers
 		}
 		return false, h.scrub.scrub(why), false
 	case c.refused != "":
-		what := "the key in $" + e.cfg.APIKeyEnv
-		if e.cfg.APIKey == "" {
-			what = "a request without a key"
-		}
-		return true, h.scrub.scrub(h.shown + "/api/version answered " + c.refused + ": the server refused " + what), true
+		return true, c.refused, true
 	}
 	return true, "", false
 }

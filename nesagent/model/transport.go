@@ -222,9 +222,8 @@ func (h *httpCompleter) Kind() string {
 
 // kindCheck is what a check of the server's kind found: kind, kindUnknown when the server did
 // not say (no answer, an error status), with why; unreached says nothing answered at the address
-// at all (unreachable); refused is the status line of an /api/version that refused the key (401,
-// 403), cleaned, which a server that takes the key would not: its answer is to the key, not to
-// what the server is.
+// at all (unreachable); refused, when /api/version refused the key (401, 403: an answer to the
+// key, not to what the server is), says so as a request refused would (keyRefusal).
 type kindCheck struct {
 	kind      serverKind
 	why       string
@@ -264,7 +263,7 @@ func (h *httpCompleter) askKind(dctx context.Context, props bool) kindCheck {
 	case code >= 500:
 		return kindCheck{why: "/api/version answered " + h.scrub.clean(status, 60)}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		refused = h.scrub.clean(status, 60)
+		refused = h.keyRefusal(redacted(h.version), h.scrub.clean(status, 80), h.scrub.clean(errorText(data), maxErrorText))
 	}
 	if !props {
 		return kindCheck{kind: kindOpenAI, why: "no Ollama at /api/version", refused: refused}
@@ -876,16 +875,7 @@ func (h *httpCompleter) statusError(resp *http.Response, body []byte, shown stri
 	var be *nesagent.BackendError
 	switch code := resp.StatusCode; {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		var err error
-		switch {
-		case h.cfg.APIKey == "":
-			err = fmt.Errorf("model: %s asks for an API key (%s: %s): put the key in an environment variable and name it with --api-key-env", shown, status, text)
-		case h.cfg.APIKeyEnv != "":
-			err = fmt.Errorf("model: %s refused the API key in %s (%s: %s): set %s to a key this server accepts where the editor (or eval, or doctor) is started, and start it again: the agent reads the key once, when it starts", shown, h.cfg.APIKeyEnv, status, text, h.cfg.APIKeyEnv)
-		default:
-			err = fmt.Errorf("model: %s refused the API key (%s: %s)", shown, status, text)
-		}
-		be = &nesagent.BackendError{Reason: nesagent.ReasonCredentialsRefused, Err: err}
+		be = &nesagent.BackendError{Reason: nesagent.ReasonCredentialsRefused, Err: errors.New("model: " + h.keyRefusal(shown, status, text))}
 	case code == http.StatusTooManyRequests:
 		d := h.pace.limited(wait, "asked for a pause ("+status+")")
 		be = &nesagent.BackendError{Reason: nesagent.ReasonRateLimited, RetryAfter: d, Err: fmt.Errorf("model: %s asked for a pause (%s: %s); not asked again for %s", shown, status, text, nesagent.RoundUp(d))}
@@ -896,6 +886,18 @@ func (h *httpCompleter) statusError(resp *http.Response, body []byte, shown stri
 		be = &nesagent.BackendError{Reason: nesagent.ReasonBackendError, Err: fmt.Errorf("model: %s answered %s: %s", shown, status, text)}
 	}
 	return &statusError{code: resp.StatusCode, err: be}
+}
+
+// keyRefusal is what to say of a refused key (a 401 or 403 with status and text, both cleaned)
+// at shown: that the server asks for one, or refused the one in the variable, and what to do.
+func (h *httpCompleter) keyRefusal(shown, status, text string) string {
+	switch {
+	case h.cfg.APIKey == "":
+		return fmt.Sprintf("%s asks for an API key (%s: %s): put the key in an environment variable and name it with --api-key-env", shown, status, text)
+	case h.cfg.APIKeyEnv != "":
+		return fmt.Sprintf("%s refused the API key in %s (%s: %s): set %s to a key this server accepts where the editor (or eval, or doctor) is started, and start it again: the agent reads the key once, when it starts", shown, h.cfg.APIKeyEnv, status, text, h.cfg.APIKeyEnv)
+	}
+	return fmt.Sprintf("%s refused the API key (%s: %s)", shown, status, text)
 }
 
 // redacted is an endpoint for messages: no password, no query.
